@@ -1,0 +1,48 @@
+// Composition root of the HTTP application: middleware in a fixed order, every module's routes,
+// the OpenAPI document generated from the same route declarations.
+import express from 'express';
+import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import type { AppDeps } from './deps.js';
+import { authenticate } from './http/authenticate.js';
+import { errorHandler, notFoundHandler } from './http/errors.js';
+import { requestContext } from './http/request-context.js';
+import { mountRoute } from './http/route.js';
+import { docsRouter } from './modules/docs/routes.js';
+import { generateOpenApi, registerSecuritySchemes } from './modules/docs/openapi.js';
+import { moduleRoutes } from './modules/index.js';
+
+export function createApp(deps: AppDeps) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', deps.config.trustProxy);
+  app.use(requestContext(deps.logger));
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    next();
+  });
+
+  const registry = new OpenAPIRegistry();
+  registerSecuritySchemes(registry);
+  const api = express.Router();
+  api.use('/v1', (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // Authentication and body parsing run only once a route has matched: an unknown path is a 404
+  // whatever its credentials or body.
+  const before = [
+    authenticate({ internalSecret: deps.secrets.internalSecret, verifier: deps.verifier }),
+    express.json({ limit: deps.config.bodyLimit, strict: true }),
+  ];
+  for (const route of moduleRoutes(deps)) {
+    mountRoute(api, registry, route, { before, checkResponses: deps.config.env !== 'production' });
+  }
+  const openapi = generateOpenApi(registry, deps.config.publicUrl);
+
+  app.use(docsRouter(openapi));
+  app.use(api);
+  app.use(notFoundHandler);
+  app.use(errorHandler(deps.logger));
+  return { app, openapi };
+}

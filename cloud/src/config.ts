@@ -1,0 +1,96 @@
+// The one configuration module: environment variables parsed once, with the embedded defaults.
+// Every variable is documented in .env.example at the repository root.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from '@portico/contract';
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('0.0.0.0'),
+  PUBLIC_URL: z.url().optional(),
+  DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.url().optional(),
+  MQTT_URL: z.url().optional(),
+  MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(1883),
+  MQTT_HOST: z.string().default('127.0.0.1'),
+  SMTP_URL: z.url().optional(),
+  MAIL_FROM: z.string().default('Portico <no-reply@portico.local>'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().default('12mb'),
+  JWT_SECRET: z.string().min(32).optional(),
+  DATA_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be 32 bytes, base64')
+    .optional(),
+  INTERNAL_SECRET: z.string().min(24).optional(),
+  ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
+  SEED_DEMO_TENANT: bool.default(true),
+  TRUST_PROXY: z.string().default('loopback'),
+});
+
+export type Env = z.input<typeof EnvSchema>;
+
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  mqtt: { url: string | undefined; port: number; host: string };
+  mail: { smtpUrl: string | undefined; from: string };
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  bodyLimit: string;
+  secrets: { jwtSecret?: string; dataEncryptionKey?: string; internalSecret?: string };
+  allowPrivateWebhookUrls: boolean;
+  seedDemoTenant: boolean;
+  trustProxy: string;
+}
+
+export class ConfigError extends Error {}
+
+/** Loads `.env` from the directory pnpm was run in, if there is one; real environment variables win. */
+export function loadDotEnv(env: NodeJS.ProcessEnv = process.env): void {
+  const file = path.resolve(env.INIT_CWD ?? process.cwd(), '.env');
+  if (existsSync(file)) process.loadEnvFile(file);
+}
+
+/**
+ * Relative paths resolve against the directory the user ran `pnpm` in (INIT_CWD), not the package
+ * folder pnpm switches to, so `DATA_DIR=./data` means the same place for `pnpm start` and `pnpm portico`.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Empty strings in a .env file mean "not set", not "set to empty".
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    mqtt: { url: e.MQTT_URL, port: e.MQTT_PORT, host: e.MQTT_HOST },
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: e.BODY_LIMIT,
+    secrets: {
+      jwtSecret: e.JWT_SECRET,
+      dataEncryptionKey: e.DATA_ENCRYPTION_KEY,
+      internalSecret: e.INTERNAL_SECRET,
+    },
+    allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
+    seedDemoTenant: e.SEED_DEMO_TENANT,
+    trustProxy: e.TRUST_PROXY,
+  };
+}

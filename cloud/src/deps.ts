@@ -1,0 +1,22 @@
+import type { Config } from './config.js';
+import type { CredentialVerifier } from './http/actor.js';
+import type { Bus } from './infra/bus.js';
+import type { Clock } from './infra/clock.js';
+import type { Cipher } from './infra/crypto.js';
+import type { Database } from './infra/db/index.js';
+import type { Logger } from './infra/logger.js';
+import type { Mailer } from './infra/mail.js';
+import type { Secrets } from './infra/secrets.js';
+
+/** Everything the application needs from the outside world, built by `createRuntime` or by a test. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  db: Database;
+  bus: Bus;
+  mailer: Mailer;
+  secrets: Secrets;
+  cipher: Cipher;
+  clock: Clock;
+  verifier?: CredentialVerifier;
+}

@@ -1,0 +1,20 @@
+// Who is calling. One middleware resolves every request into exactly one Actor; each route declares
+// which kinds it accepts, and services scope every query by the actor's tenant.
+export type Actor =
+  | { kind: 'adminSession'; tenantId: string; userId: string; role: string; sessionId: string }
+  | { kind: 'apiKey'; tenantId: string; applicationId: string; keyId: string; environment: 'sandbox' | 'live' }
+  | { kind: 'portal'; accountId: string; sessionId: string }
+  | { kind: 'device'; tenantId: string | null }
+  | { kind: 'public' };
+
+export type ActorKind = Actor['kind'];
+
+export type ActorOf<K extends ActorKind> = Extract<Actor, { kind: K }>;
+
+/** Verifies the bearer credentials the identity module issues; absent until that module is wired. */
+export interface CredentialVerifier {
+  /** An admin session access JWT, or a portal JWT (`type: person_portal`). */
+  verifyJwt(token: string): Promise<ActorOf<'adminSession'> | ActorOf<'portal'>>;
+  /** An integrator API key. */
+  verifyApiKey(key: string): Promise<ActorOf<'apiKey'>>;
+}

@@ -1,0 +1,93 @@
+// One error type for the whole API, rendered as RFC 9457 problem+json by `errorHandler`.
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorCode, Problem } from '@portico/contract';
+import type { Logger } from '../infra/logger.js';
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: { errors?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found`);
+
+const TITLES: Partial<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export function problemOf(err: AppError, requestId: string): Problem {
+  return {
+    type: `https://portico.dev/problems/${err.code}`,
+    title: TITLES[err.status] ?? 'Error',
+    status: err.status,
+    code: err.code,
+    detail: err.message,
+    ...(err.details.errors ? { errors: err.details.errors } : {}),
+    ...err.details.extra,
+    requestId,
+  };
+}
+
+export function sendProblem(res: Parameters<RequestHandler>[1], err: AppError): void {
+  for (const [k, v] of Object.entries(err.details.headers ?? {})) res.setHeader(k, v);
+  res.status(err.status).type('application/problem+json').send(JSON.stringify(problemOf(err, res.locals.requestId)));
+}
+
+/** Unknown paths and methods, including the routes the contract says do not exist. */
+export const notFoundHandler: RequestHandler = (req, res) => {
+  sendProblem(res, new AppError(404, 'not_found', `No route ${req.method} ${req.path}`));
+};
+
+/** Maps body-parser failures to caller errors and hides every internal detail of a 5xx. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) {
+      logger.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendProblem(res, appError);
+  };
+}
+
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { type?: string; status?: number; statusCode?: number };
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'malformed_json', 'The request body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError(413, 'payload_too_large', 'The request body is larger than the limit');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'unsupported_media_type', 'Unsupported body encoding');
+  }
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new AppError(status, status === 404 ? 'not_found' : 'validation_failed', 'Bad request');
+  }
+  return new AppError(500, 'internal_error', 'An internal error occurred');
+}

@@ -1,0 +1,33 @@
+// Request id (taken from a well-formed `x-request-id`, else generated) and one access-log line per request.
+import { randomBytes } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../infra/logger.js';
+
+const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+export function requestContext(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : `req_${randomBytes(9).toString('base64url')}`;
+    res.locals.requestId = requestId;
+    res.setHeader('x-request-id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const actor = res.locals.actor as { kind: string; tenantId?: string | null } | undefined;
+      // Only method, route shape and outcome: never bodies, query strings or headers (they carry secrets).
+      logger.info(
+        {
+          requestId,
+          method: req.method,
+          path: req.route?.path ?? req.path.replace(/[^/]{24,}/g, ':token'),
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          actor: actor?.kind,
+          tenantId: actor?.tenantId ?? undefined,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,193 @@
+// A route is declared once: path, who may call it, its contract schemas and its handler. The same
+// declaration mounts the Express handler (with validation) and documents the route in OpenAPI.
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { Problem, z, type ErrorCode } from '@portico/contract';
+import type { ActorKind, ActorOf } from './actor.js';
+import { AppError, type FieldError } from './errors.js';
+
+type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
+type Schema = z.ZodType;
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: Schema;
+  contentType?: string;
+}
+
+export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unknown, B = unknown> {
+  method: Method;
+  /** OpenAPI style: `/v1/persons/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Caller kinds accepted; anyone else gets 401 (no credentials) or 403 (wrong kind). */
+  auth: readonly K[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success responses by status. Error responses are documented from `errors` and the route's shape. */
+  responses: Record<number, ResponseDoc>;
+  /** Error codes this route can answer with beyond the ones implied by auth and validation. */
+  errors?: readonly { status: number; code: ErrorCode; description: string }[];
+  handler(input: {
+    params: Infer<P>;
+    query: Infer<Q>;
+    body: Infer<B>;
+    actor: ActorOf<K>;
+    req: Request;
+    res: Response;
+  }): Promise<RouteResult | void>;
+}
+
+/** For routes anyone may call, authenticated or not (probes, public pages). */
+export const ANY_CALLER = ['public', 'apiKey', 'adminSession', 'portal', 'device'] as const;
+
+/** Identity function that lets TypeScript infer the schemas and the actor kinds of a route. */
+export function defineRoute<
+  const K extends ActorKind,
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+>(def: RouteDef<K, P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+export function toFieldErrors(error: z.ZodError, where: string): FieldError[] {
+  return error.issues.map((issue) => ({
+    path: [where, ...issue.path.map(String)].join('.'),
+    message: issue.message,
+  }));
+}
+
+function parse(schema: unknown, value: unknown, where: string): unknown {
+  if (!schema) return undefined;
+  const result = (schema as Schema).safeParse(value);
+  if (!result.success) {
+    const errors = toFieldErrors(result.error, where);
+    throw new AppError(
+      400,
+      'validation_failed',
+      errors.map((e) => `${e.path}: ${e.message}`).join('; '),
+      { errors },
+    );
+  }
+  return result.data;
+}
+
+export interface MountOptions {
+  /** Middleware run after the route matched and before validation (authentication, body parsing). */
+  before: RequestHandler[];
+  /** Check every response body against its documented schema (on outside production). */
+  checkResponses: boolean;
+}
+
+export function mountRoute(router: Router, registry: OpenAPIRegistry, def: RouteDef, options: MountOptions): void {
+  const expressPath = def.path.replace(/\{(\w+)\}/g, ':$1');
+  router[def.method](expressPath, ...options.before, async (req: Request, res: Response) => {
+    const actor = res.locals.actor as { kind: ActorKind };
+    if (!def.auth.includes(actor.kind)) {
+      throw actor.kind === 'public'
+        ? new AppError(401, 'unauthorized', 'Authentication required', {
+            headers: { 'WWW-Authenticate': 'Bearer' },
+          })
+        : new AppError(403, 'forbidden', `This route does not accept ${describeActor(actor.kind)} credentials`);
+    }
+    if (def.body && !req.is('application/json')) {
+      throw new AppError(415, 'unsupported_media_type', 'Send the body as application/json');
+    }
+    const input = {
+      params: parse(def.params, req.params, 'params'),
+      query: parse(def.query, req.query, 'query'),
+      body: parse(def.body, req.body, 'body'),
+      actor,
+      req,
+      res,
+    };
+    const result = await def.handler(input as never);
+    if (!result || res.headersSent) return;
+    for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
+    if (options.checkResponses) checkResponse(def, result);
+    if (result.body === undefined) res.status(result.status).end();
+    else res.status(result.status).json(result.body);
+  });
+  registry.registerPath(toOpenApi(def));
+}
+
+function describeActor(kind: ActorKind): string {
+  return { adminSession: 'admin session', apiKey: 'API key', portal: 'person portal', device: 'device', public: 'public' }[
+    kind
+  ];
+}
+
+function checkResponse(def: RouteDef, result: RouteResult): void {
+  const doc = def.responses[result.status];
+  if (!doc) throw new Error(`${def.operationId} answered ${result.status}, which it does not document`);
+  if (doc.schema && (doc.contentType ?? 'application/json') === 'application/json') {
+    const parsed = doc.schema.safeParse(result.body);
+    if (!parsed.success) {
+      throw new Error(`${def.operationId} ${result.status} body breaks its schema: ${parsed.error.message}`);
+    }
+  }
+}
+
+const SECURITY: Record<Exclude<ActorKind, 'public'>, Record<string, string[]>> = {
+  adminSession: { adminSession: [] },
+  apiKey: { apiKey: [] },
+  portal: { portalJwt: [] },
+  device: { internalSecret: [] },
+};
+
+function problemResponse(description: string) {
+  return { description, content: { 'application/problem+json': { schema: Problem } } };
+}
+
+function toOpenApi(def: RouteDef): RouteConfig {
+  const responses: RouteConfig['responses'] = {};
+  for (const [status, doc] of Object.entries(def.responses)) {
+    responses[status] = doc.schema
+      ? { description: doc.description, content: { [doc.contentType ?? 'application/json']: { schema: doc.schema } } }
+      : { description: doc.description };
+  }
+  const errors = new Map<number, string[]>();
+  const addError = (status: number, text: string) => errors.set(status, [...(errors.get(status) ?? []), text]);
+  if (def.params || def.query || def.body) addError(400, '`validation_failed`: a field is missing or wrong');
+  if (def.body) {
+    addError(400, '`malformed_json`: the body is not JSON');
+    addError(413, '`payload_too_large`: the body is over the limit');
+    addError(415, '`unsupported_media_type`: the body is not application/json');
+  }
+  if (!def.auth.includes('public' as never)) {
+    addError(401, '`unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials');
+    addError(403, '`forbidden`: these credentials may not call this route');
+  }
+  for (const e of def.errors ?? []) addError(e.status, `\`${e.code}\`: ${e.description}`);
+  addError(500, '`internal_error`: details are logged, never returned');
+  for (const [status, texts] of errors) responses[String(status)] = problemResponse(texts.join('; '));
+
+  const kinds = def.auth.filter((k): k is Exclude<ActorKind, 'public'> => k !== 'public');
+  const request: RouteConfig['request'] = {};
+  if (def.params) request.params = def.params as never;
+  if (def.query) request.query = def.query as never;
+  if (def.body) request.body = { required: true, content: { 'application/json': { schema: def.body as Schema } } };
+  return {
+    method: def.method,
+    path: def.path,
+    operationId: def.operationId,
+    summary: def.summary,
+    ...(def.description ? { description: def.description } : {}),
+    tags: [def.tag],
+    security: def.auth.includes('public' as never) ? [] : kinds.map((k) => SECURITY[k]),
+    request,
+    responses,
+  };
+}

@@ -1,0 +1,39 @@
+// `pnpm start`: the service on its embedded defaults (or whatever the environment configures).
+import { ConfigError, loadConfig, loadDotEnv } from './config.js';
+import { BrokerPortInUseError } from './infra/bus.js';
+import { createLogger } from './infra/logger.js';
+import { createRuntime } from './runtime.js';
+import { PortInUseError, startServer } from './server.js';
+import { seedDemoTenant } from './modules/tenants/seed.js';
+
+async function main(): Promise<void> {
+  loadDotEnv();
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const runtime = await createRuntime(config, { logger });
+  if (config.seedDemoTenant) await seedDemoTenant(runtime.deps, (text) => process.stdout.write(text));
+  const running = await startServer(runtime);
+  logger.info({ url: running.url, docs: `${config.publicUrl}/docs` }, 'Portico is listening');
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      logger.info({ signal }, 'shutting down');
+      running.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((err: unknown) => {
+  // Operator mistakes (bad config, busy ports) get one clear line, not a stack trace.
+  if (err instanceof ConfigError || err instanceof PortInUseError || err instanceof BrokerPortInUseError) {
+    process.stderr.write(`portico: ${err.message}\n`);
+  } else {
+    process.stderr.write(`portico: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(1);
+});

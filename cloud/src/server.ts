@@ -1,0 +1,51 @@
+// Starts the HTTP server on a built runtime and stops everything gracefully.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { Runtime } from './runtime.js';
+
+export interface RunningServer {
+  url: string;
+  server: Server;
+  /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), then closes the runtime. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export class PortInUseError extends Error {}
+
+export async function startServer(runtime: Runtime): Promise<RunningServer> {
+  const { config } = runtime.deps;
+  const { app } = createApp(runtime.deps);
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new PortInUseError(`Port ${config.port} on ${config.host} is already in use. Set PORT to a free port.`)
+          : err,
+      ),
+    );
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    server,
+    stop(graceMs = 10_000) {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+          server.close(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+          server.closeIdleConnections();
+        });
+        await runtime.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,78 @@
+// A real application over real HTTP for tests: its own database (PGlite in memory, or a fresh
+// PostgreSQL database when TEST_DATABASE_URL is set), its own embedded MQTT broker on a free port
+// (or TEST_MQTT_URL's broker), its own data directory.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import type { AppDeps } from '../../src/deps.js';
+import type { Clock } from '../../src/infra/clock.js';
+import { createRuntime } from '../../src/runtime.js';
+import { startServer } from '../../src/server.js';
+import { createTestDatabase } from './database.js';
+
+export interface TestApp {
+  url: string;
+  deps: AppDeps;
+  dataDir: string;
+  request(
+    method: string,
+    path: string,
+    init?: { body?: unknown; raw?: string; headers?: Record<string, string> },
+  ): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests assert on shapes
+  text: string;
+}
+
+export async function createTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-test-'));
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MQTT_PORT: '0',
+    MQTT_URL: process.env.TEST_MQTT_URL,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    ...options.env,
+  });
+  const runtime = await createRuntime(config, {
+    openDatabase: createTestDatabase,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const running = await startServer(runtime);
+
+  return {
+    url: running.url,
+    deps: runtime.deps,
+    dataDir,
+    async request(method, requestPath, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      let body: string | undefined = init.raw;
+      if (init.body !== undefined) {
+        body = JSON.stringify(init.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const res = await fetch(running.url + requestPath, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = undefined;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    async close() {
+      await running.stop(1000);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

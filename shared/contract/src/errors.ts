@@ -1,0 +1,58 @@
+import { z } from './zod.js';
+
+/**
+ * Every error code the API answers with. Stable: clients switch on `code`, never on `title` or `detail`.
+ * New codes are added here first so the OpenAPI doc and the SDKs learn about them.
+ */
+export const ERROR_CODES = [
+  'validation_failed',
+  'malformed_json',
+  'payload_too_large',
+  'unsupported_media_type',
+  'not_found',
+  'unauthorized',
+  'invalid_token',
+  'token_expired',
+  'forbidden',
+  'conflict',
+  'rate_limited',
+  'mfa_required',
+  'invalid_mfa_code',
+  'invalid_credentials',
+  'account_locked',
+  'refresh_token_reused',
+  'invalid_api_key',
+  'invalid_base64',
+  'unsupported_image',
+  'image_too_large',
+  'no_face_detected',
+  'face_quality_too_low',
+  'duplicate_face',
+  'liveness_failed',
+  'invalid_nonce',
+  'too_many_rows',
+  'engine_unavailable',
+  'service_unavailable',
+  'internal_error',
+] as const;
+
+export const ErrorCode = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+/** RFC 9457 problem details, as every error response (`application/problem+json`). */
+export const Problem = z
+  .object({
+    type: z.string().openapi({ example: 'https://portico.dev/problems/validation_failed' }),
+    title: z.string().openapi({ example: 'Validation failed' }),
+    status: z.number().int().openapi({ example: 400 }),
+    code: ErrorCode,
+    detail: z.string().openapi({ example: 'body.name: Required' }),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'Field-level problems (validation errors only).' }),
+    requestId: z.string().openapi({ example: 'req_0190f1c27d4e' }),
+  })
+  .catchall(z.unknown())
+  .openapi('Problem');
+export type Problem = z.infer<typeof Problem>;
