@@ -1,0 +1,78 @@
+/**
+ * `pnpm --filter @portico/face-engine eval [folder]`: runs the whole chain on a labelled folder
+ * (default ../shared/faces from the workspace root; identity = the name of the folder holding the
+ * image) and prints rank-1, EER, TAR at FAR 1e-3, score ranges, a threshold and per-stage latency.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { Analyzer } from '../src/analyzer.js';
+import { DEFAULT_LIMITS } from '../src/decode.js';
+import { isFaceEngineError } from '../src/errors.js';
+import { evaluateEmbeddings, percentile, type LabelledEmbedding } from '../src/evaluation.js';
+import { loadVerifiedModels } from '../src/models/model-store.js';
+import { resolveModelDir } from '../src/models/model-dir.js';
+import type { StageTimings } from '../src/types.js';
+
+const IMAGE = /\.(jpe?g|png)$/i;
+
+/** Images in leaf folders, labelled by folder; loose images (group photos, spoof samples) are skipped. */
+async function labelledImages(root: string): Promise<Array<{ label: string; file: string }>> {
+  const out: Array<{ label: string; file: string }> = [];
+  const walk = async (dir: string, rel: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    const subdirs = entries.filter((e) => e.isDirectory());
+    if (subdirs.length === 0 && rel !== '') {
+      for (const e of entries) if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
+    }
+    for (const d of subdirs.sort((a, b) => a.name.localeCompare(b.name))) {
+      await walk(path.join(dir, d.name), rel ? `${rel}/${d.name}` : d.name);
+    }
+  };
+  await walk(root, '');
+  return out;
+}
+
+const workspaceRoot = path.dirname(resolveModelDir({}));
+const folder = path.resolve(process.argv[2] ?? path.join(workspaceRoot, '..', 'shared', 'faces'));
+if (!existsSync(folder)) {
+  console.error(`No labelled folder at ${folder}. Pass one: pnpm --filter @portico/face-engine eval <folder>`);
+  process.exit(2);
+}
+
+const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), { limits: DEFAULT_LIMITS });
+const images = await labelledImages(folder);
+const samples: LabelledEmbedding[] = [];
+const timings: StageTimings[] = [];
+const failures: string[] = [];
+for (const { label, file } of images) {
+  try {
+    const result = await analyzer.analyze(await readFile(file));
+    samples.push({ label, embedding: result.embedding });
+    timings.push(result.timings);
+  } catch (error) {
+    if (!isFaceEngineError(error)) throw error;
+    failures.push(`${path.relative(folder, file)}: ${error.code}`);
+  }
+}
+await analyzer.release();
+
+const r = evaluateEmbeddings(samples);
+const f = (x: number): string => x.toFixed(4);
+console.log(`folder            ${folder}`);
+console.log(`images            ${images.length} labelled, ${samples.length} embedded, ${failures.length} failed`);
+for (const line of failures) console.log(`  failed          ${line}`);
+console.log(`identities        ${r.identities}`);
+console.log(`rank-1            ${(r.rank1 * 100).toFixed(2)} %`);
+console.log(`EER               ${(r.eer * 100).toFixed(2)} % at ${f(r.eerThreshold)}`);
+console.log(`TAR @ FAR 1e-3    ${(r.tarAtFar1e3 * 100).toFixed(2)} %`);
+console.log(`genuine pairs     ${r.genuine.count}: ${f(r.genuine.min)} .. ${f(r.genuine.max)}`);
+console.log(`impostor pairs    ${r.impostor.count}: ${f(r.impostor.min)} .. ${f(r.impostor.max)}`);
+console.log(`separated         ${r.separated ? 'yes: every genuine pair above every impostor pair' : 'NO'}`);
+console.log(`recommended thr.  ${f(r.recommendedThreshold)}`);
+console.log('latency (ms, single thread, per image)   p50     p95');
+for (const stage of ['decode', 'detect', 'landmarks', 'align', 'embed', 'quality', 'total'] as const) {
+  const values = timings.map((t) => t[stage]);
+  console.log(`  ${stage.padEnd(38)} ${percentile(values, 50).toFixed(2).padStart(6)} ${percentile(values, 95).toFixed(2).padStart(7)}`);
+}
+if (failures.length > 0 || r.rank1 < 1 || !r.separated) process.exitCode = 1;

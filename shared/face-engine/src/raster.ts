@@ -1,0 +1,139 @@
+/**
+ * Pixel sampling shared by every model input: one routine maps an output grid through an affine
+ * transform into the source image and writes a normalised planar tensor, so crops, letterboxing and
+ * face alignment all use the same (bilinear, optionally supersampled) interpolation.
+ */
+import type { ModelInput } from './models/manifest.js';
+
+/** Interleaved RGB, 8 bits per channel. */
+export interface Raster {
+  readonly data: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Output pixel (u, v) -> source point (a*u + b*v + c, d*u + e*v + f). */
+export type Affine = readonly [number, number, number, number, number, number];
+
+export interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+export function rectAffine(rect: Rect, outWidth: number, outHeight: number): Affine {
+  return [rect.width / outWidth, 0, rect.x, 0, rect.height / outHeight, rect.y];
+}
+
+export interface SampleOptions {
+  /** Samples per axis per output pixel; > 1 averages like an area filter when shrinking a lot. */
+  readonly supersample?: number;
+  /** Pixel value (0..255) used outside the source image. */
+  readonly fill?: number;
+}
+
+/**
+ * Samples `src` through `map` into a CHW Float32Array laid out as `input` describes (channel order,
+ * (x - mean) / std). GREY uses ITU-R BT.601 luma.
+ */
+export function sampleTensor(
+  src: Raster,
+  map: Affine,
+  outWidth: number,
+  outHeight: number,
+  input: ModelInput,
+  options: SampleOptions = {},
+): Float32Array {
+  const n = Math.max(1, Math.round(options.supersample ?? 1));
+  const fill = options.fill ?? 0;
+  const [a, b, c, d, e, f] = map;
+  const { data, width, height } = src;
+  const plane = outWidth * outHeight;
+  const grey = input.colourOrder === 'GREY';
+  const out = new Float32Array(grey ? plane : plane * 3);
+  const bgr = input.colourOrder === 'BGR';
+  const m0 = input.mean[0] ?? 0;
+  const m1 = input.mean[1] ?? m0;
+  const m2 = input.mean[2] ?? m0;
+  const s0 = 1 / (input.std[0] ?? 1);
+  const s1 = 1 / (input.std[1] ?? input.std[0] ?? 1);
+  const s2 = 1 / (input.std[2] ?? input.std[0] ?? 1);
+  const inv = 1 / (n * n);
+  const maxX = width - 1;
+  const maxY = height - 1;
+  for (let v = 0; v < outHeight; v++) {
+    for (let u = 0; u < outWidth; u++) {
+      let r = 0;
+      let g = 0;
+      let bl = 0;
+      for (let sy = 0; sy < n; sy++) {
+        const vv = v + (sy + 0.5) / n - 0.5;
+        for (let sx = 0; sx < n; sx++) {
+          const uu = u + (sx + 0.5) / n - 0.5;
+          // Pixel centres: sample at (u + 0.5) in output space, minus 0.5 in source space.
+          const x = a * (uu + 0.5) + b * (vv + 0.5) + c - 0.5;
+          const y = d * (uu + 0.5) + e * (vv + 0.5) + f - 0.5;
+          if (x < -0.5 || y < -0.5 || x > maxX + 0.5 || y > maxY + 0.5) {
+            r += fill;
+            g += fill;
+            bl += fill;
+            continue;
+          }
+          const xc = x < 0 ? 0 : x > maxX ? maxX : x;
+          const yc = y < 0 ? 0 : y > maxY ? maxY : y;
+          const x0 = Math.floor(xc);
+          const y0 = Math.floor(yc);
+          const x1 = x0 < maxX ? x0 + 1 : x0;
+          const y1 = y0 < maxY ? y0 + 1 : y0;
+          const fx = xc - x0;
+          const fy = yc - y0;
+          const w00 = (1 - fx) * (1 - fy);
+          const w01 = fx * (1 - fy);
+          const w10 = (1 - fx) * fy;
+          const w11 = fx * fy;
+          const i00 = (y0 * width + x0) * 3;
+          const i01 = (y0 * width + x1) * 3;
+          const i10 = (y1 * width + x0) * 3;
+          const i11 = (y1 * width + x1) * 3;
+          r += data[i00]! * w00 + data[i01]! * w01 + data[i10]! * w10 + data[i11]! * w11;
+          g += data[i00 + 1]! * w00 + data[i01 + 1]! * w01 + data[i10 + 1]! * w10 + data[i11 + 1]! * w11;
+          bl += data[i00 + 2]! * w00 + data[i01 + 2]! * w01 + data[i10 + 2]! * w10 + data[i11 + 2]! * w11;
+        }
+      }
+      r *= inv;
+      g *= inv;
+      bl *= inv;
+      const o = v * outWidth + u;
+      if (grey) {
+        out[o] = (0.299 * r + 0.587 * g + 0.114 * bl - m0) * s0;
+      } else if (bgr) {
+        out[o] = (bl - m0) * s0;
+        out[o + plane] = (g - m1) * s1;
+        out[o + 2 * plane] = (r - m2) * s2;
+      } else {
+        out[o] = (r - m0) * s0;
+        out[o + plane] = (g - m1) * s1;
+        out[o + 2 * plane] = (bl - m2) * s2;
+      }
+    }
+  }
+  return out;
+}
+
+/** Luma plane (0..255) of a 3-plane tensor made by sampleTensor with `input`. */
+export function lumaFromTensor(tensor: Float32Array, plane: number, input: ModelInput): Float32Array {
+  const out = new Float32Array(plane);
+  const [m0 = 0, m1 = 0, m2 = 0] = input.mean;
+  const [s0 = 1, s1 = 1, s2 = 1] = input.std;
+  const bgr = input.colourOrder === 'BGR';
+  for (let i = 0; i < plane; i++) {
+    const c0 = tensor[i]! * s0 + m0;
+    const c1 = tensor[i + plane]! * s1 + m1;
+    const c2 = tensor[i + 2 * plane]! * s2 + m2;
+    const r = bgr ? c2 : c0;
+    const b = bgr ? c0 : c2;
+    out[i] = 0.299 * r + 0.587 * c1 + 0.114 * b;
+  }
+  return out;
+}
