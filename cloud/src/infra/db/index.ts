@@ -1,0 +1,137 @@
+// Opens the service's database: PostgreSQL through adapter-pg when a URL is given, otherwise the
+// embedded PGlite (PostgreSQL in WASM) in `${dataDir}/pglite`. Pending migrations are applied
+// before the Prisma client is handed out.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from '../../generated/prisma/client.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { acquireDataDirLock } from './lock.js';
+import { migrate, type MigrationConnection } from './migrate.js';
+
+export type { PrismaClient } from '../../generated/prisma/client.js';
+export { newId } from './ids.js';
+export { MigrationError } from './migrate.js';
+
+/**
+ * The client inside `prisma.$transaction(async (tx) => ...)`. On PGlite there is one connection:
+ * inside a transaction use only `tx`; the outer client would wait for the transaction to end.
+ */
+export type Tx = Prisma.TransactionClient;
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: 'pglite' | 'postgres';
+  /** Throws when the database does not answer (readiness probe). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL URL; when set, PGlite options are ignored. */
+  databaseUrl?: string;
+  /** Service data directory; PGlite lives in `${dataDir}/pglite`. */
+  dataDir?: string;
+  /** PGlite in memory, nothing written to disk. */
+  memory?: boolean;
+  /** PGlite start state from `dumpDataDir()` (tests: a migrated snapshot starts in ~1 s). */
+  snapshot?: Blob | File;
+  /** Directory of Prisma migration folders (default cloud/prisma/migrations). */
+  migrationsDir?: string;
+  /** Pool size for PostgreSQL (default 10). */
+  poolSize?: number;
+  onLog?: (msg: string) => void;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
+  if (!options.memory && !options.dataDir) {
+    throw new Error('openDatabase: give databaseUrl, dataDir, or memory: true');
+  }
+  return openPGlite(options);
+}
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  // Migrations on a dedicated session: the advisory lock is per session, and a script with
+  // several statements needs the simple query protocol, which a plain client.query(text) uses.
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await migrate(postgresConnection(client), { migrationsDir: options.migrationsDir, onLog: options.onLog });
+  } finally {
+    await client.end();
+  }
+
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    prisma,
+    kind: 'postgres',
+    ping: async () => {
+      await prisma.$queryRaw`SELECT 1`;
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
+  let dir: string | undefined;
+  let release = async (): Promise<void> => {};
+  if (!options.memory && options.dataDir) {
+    dir = join(options.dataDir, 'pglite');
+    await mkdir(dir, { recursive: true });
+    // PGlite itself does not notice a second process on the same directory (it would corrupt it).
+    release = await acquireDataDirLock(dir);
+  }
+  let db: PGlite | undefined;
+  try {
+    db = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.snapshot ? { loadDataDir: options.snapshot } : {}) });
+    await db.waitReady;
+    await migrate(pgliteConnection(db), { migrationsDir: options.migrationsDir, onLog: options.onLog });
+  } catch (error) {
+    await db?.close().catch(() => {});
+    await release();
+    throw error;
+  }
+
+  const pglite = db;
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    prisma,
+    kind: 'pglite',
+    ping: async () => {
+      await prisma.$queryRaw`SELECT 1`;
+    },
+    close: async () => {
+      await prisma.$disconnect();
+      await pglite.close();
+      await release();
+    },
+  };
+}
+
+export function postgresConnection(client: pg.Client): MigrationConnection {
+  return {
+    kind: 'postgres',
+    exec: async (sql) => {
+      await client.query(sql);
+    },
+    query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+  };
+}
+
+export function pgliteConnection(db: PGlite): MigrationConnection {
+  return {
+    kind: 'pglite',
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
+    query: async <T>(sql: string, params?: unknown[]) => (await db.query<T>(sql, params)).rows,
+  };
+}
