@@ -11,8 +11,14 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const runtime = await createRuntime(config, { logger });
-  if (config.seedDemoTenant) await seedDemoTenant(runtime.deps, (text) => process.stdout.write(text));
-  const running = await startServer(runtime);
+  let running;
+  try {
+    if (config.seedDemoTenant) await seedDemoTenant(runtime.deps, (text) => process.stdout.write(text));
+    running = await startServer(runtime);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
   logger.info({ url: running.url, docs: `${config.publicUrl}/docs` }, 'Portico is listening');
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

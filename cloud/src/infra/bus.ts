@@ -1,4 +1,5 @@
-// Message bus: MQTT 5, QoS 1, topics `portico/v1/tenants/{tenantId}/{eventName}`.
+// Message bus: MQTT 3.1.1 (the embedded aedes broker speaks no MQTT 5), QoS 1, JSON payloads that carry
+// their own event id, topics `portico/v1/tenants/{tenantId}/{eventName}`.
 // Without MQTT_URL an embedded aedes broker is started and the service connects to it like any client,
 // so one code path serves both modes.
 import net from 'node:net';
@@ -41,10 +42,7 @@ export async function createBus(options: BusOptions): Promise<Bus> {
   return {
     url,
     async publish(message) {
-      await client.publishAsync(busTopic(message.tenantId, message.event), JSON.stringify(message), {
-        qos: 1,
-        properties: { contentType: 'application/json', correlationData: Buffer.from(message.id) },
-      });
+      await client.publishAsync(busTopic(message.tenantId, message.event), JSON.stringify(message), { qos: 1 });
     },
     async close() {
       await client.endAsync();
@@ -55,7 +53,7 @@ export async function createBus(options: BusOptions): Promise<Bus> {
 
 async function connect(url: string): Promise<MqttClient> {
   return mqtt.connectAsync(url, {
-    protocolVersion: 5,
+    protocolVersion: 4,
     clientId: `portico-cloud-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     reconnectPeriod: 1000,
     connectTimeout: 10_000,

@@ -8,9 +8,9 @@ const TAG_BYTES = 16;
 
 export interface Cipher {
   /** AES-256-GCM; output = version(1) | iv(12) | tag(16) | ciphertext. `context` is bound as AAD. */
-  encrypt(plain: Buffer | Uint8Array, context?: string): Buffer;
-  decrypt(sealed: Buffer | Uint8Array, context?: string): Buffer;
-  encryptString(plain: string, context?: string): Buffer;
+  encrypt(plain: Buffer | Uint8Array, context?: string): Buffer<ArrayBuffer>;
+  decrypt(sealed: Buffer | Uint8Array, context?: string): Buffer<ArrayBuffer>;
+  encryptString(plain: string, context?: string): Buffer<ArrayBuffer>;
   decryptString(sealed: Buffer | Uint8Array, context?: string): string;
 }
 

@@ -1,8 +1,10 @@
 // Password hashing: argon2id with OWASP's recommended parameters (19 MiB, 2 passes, 1 lane).
 import { randomBytes } from 'node:crypto';
-import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { hash, verify, type Options } from '@node-rs/argon2';
 
-const OPTIONS = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+// `Algorithm` is an ambient const enum (unusable under verbatimModuleSyntax): 2 is Argon2id.
+const ARGON2ID = 2 as Options['algorithm'];
+const OPTIONS: Options = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
 export function hashPassword(password: string): Promise<string> {
   return hash(password, OPTIONS);
