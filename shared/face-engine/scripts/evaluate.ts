@@ -16,13 +16,16 @@ import type { StageTimings } from '../src/types.js';
 
 const IMAGE = /\.(jpe?g|png)$/i;
 
-/** Images in leaf folders, labelled by folder; loose images (group photos, spoof samples) are skipped. */
+/**
+ * Images in leaf folders at least two levels down (group/identity/*), labelled by that path; loose
+ * images and top-level folders (group photos, spoof samples) carry no identity and are skipped.
+ */
 async function labelledImages(root: string): Promise<Array<{ label: string; file: string }>> {
   const out: Array<{ label: string; file: string }> = [];
   const walk = async (dir: string, rel: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true });
     const subdirs = entries.filter((e) => e.isDirectory());
-    if (subdirs.length === 0 && rel !== '') {
+    if (subdirs.length === 0 && rel.includes('/')) {
       for (const e of entries) if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
     }
     for (const d of subdirs.sort((a, b) => a.name.localeCompare(b.name))) {

@@ -16,7 +16,7 @@ import {
 } from './geometry.js';
 import { EMBEDDING_MODEL_ID, MODELS, type ModelName } from './models/manifest.js';
 import { combineQuality, qualityFactors } from './quality.js';
-import { lumaFromTensor, rectAffine, sampleTensor, type Raster, type Rect } from './raster.js';
+import { lumaFromTensor, rectAffine, sampleTensor, type Affine, type Raster, type Rect } from './raster.js';
 import type {
   AnalyzeOptions,
   DetectedFace,
@@ -34,6 +34,8 @@ export interface AnalyzerOptions {
 
 export const DEFAULT_MIN_DETECTION_SCORE = 0.6;
 const NMS_IOU = 0.4;
+/** A face taller than this fraction of the image counts as a close-up (see detect). */
+const CLOSE_UP_FRACTION = 0.6;
 
 type Sessions = Record<ModelName, ort.InferenceSession>;
 
@@ -62,6 +64,11 @@ function scaledCropInside(box: Box, scale: number, width: number, height: number
   const x = Math.min(Math.max(box.x + box.width / 2 - w / 2, 0), width - 1 - w);
   const y = Math.min(Math.max(box.y + box.height / 2 - h / 2, 0), height - 1 - h);
   return { x: Math.max(x, 0), y: Math.max(y, 0), width: w, height: h };
+}
+
+/** The same crop mirrored left-right: output column u samples what column (width - u) sampled. */
+function flipAffine(m: Affine, width: number): Affine {
+  return [-m[0], m[1], m[0] * width + m[2], -m[3], m[4], m[3] * width + m[5]];
 }
 
 function tensor(data: Float32Array, width: number, height: number, channels: number): ort.Tensor {
@@ -100,45 +107,52 @@ export class Analyzer {
   }
 
   /**
-   * Finds faces in the raster. The image is letterboxed into the 4:3 detector input; when that finds
-   * nothing it retries with the image shrunk to half the canvas, because the detector (trained on
-   * full scenes) misses faces that fill the whole frame, as tight crops do.
+   * Finds faces in the raster, letterboxed into the 4:3 detector input. The detector was trained on
+   * whole scenes: on a close-up (a face filling the frame, as in tight ID-style crops) its box and
+   * hence the landmarks are poor, so close-ups are detected again with the image shrunk to half the
+   * canvas, and that result is used when it finds a face.
    */
   async detect(raster: Raster): Promise<DetectedFace[]> {
+    const faces = await this.detectAt(raster, 1);
+    const closeUp = faces.some((f) => f.box.height > CLOSE_UP_FRACTION * raster.height);
+    if (faces.length > 0 && !closeUp) return faces;
+    const padded = await this.detectAt(raster, 0.5);
+    return padded.length > 0 ? padded : faces;
+  }
+
+  private async detectAt(raster: Raster, shrink: number): Promise<DetectedFace[]> {
     const { width: W, height: H } = MODELS.detect.input;
-    for (const shrink of [1, 0.5]) {
-      const s = Math.min(W / raster.width, H / raster.height) * shrink;
-      const ox = (W - raster.width * s) / 2;
-      const oy = (H - raster.height * s) / 2;
-      // Output pixel (u, v) -> source ((u - ox) / s, (v - oy) / s).
-      const input = sampleTensor(raster, [1 / s, 0, -ox / s, 0, 1 / s, -oy / s], W, H, MODELS.detect.input, {
-        supersample: Math.min(4, Math.ceil(1 / s)),
-        fill: 0,
-      });
-      const out = await this.run('detect', tensor(input, W, H, 3));
-      const scores = out['scores']!.data as Float32Array;
-      const boxes = out['boxes']!.data as Float32Array;
-      const minScore = this.options.minScore ?? DEFAULT_MIN_DETECTION_SCORE;
-      const candidates: DetectedFace[] = [];
-      for (let i = 0; i < scores.length / 2; i++) {
-        const score = scores[i * 2 + 1]!;
-        if (score < minScore) continue;
-        const x1 = Math.max((boxes[i * 4]! * W - ox) / s, 0);
-        const y1 = Math.max((boxes[i * 4 + 1]! * H - oy) / s, 0);
-        const x2 = Math.min((boxes[i * 4 + 2]! * W - ox) / s, raster.width);
-        const y2 = Math.min((boxes[i * 4 + 3]! * H - oy) / s, raster.height);
-        if (x2 - x1 < 4 || y2 - y1 < 4) continue;
-        candidates.push({ box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score });
-      }
-      const faces = nonMaxSuppression(candidates, NMS_IOU);
-      if (faces.length > 0) return faces;
+    const s = Math.min(W / raster.width, H / raster.height) * shrink;
+    const ox = (W - raster.width * s) / 2;
+    const oy = (H - raster.height * s) / 2;
+    // Output pixel (u, v) -> source ((u - ox) / s, (v - oy) / s).
+    const input = sampleTensor(raster, [1 / s, 0, -ox / s, 0, 1 / s, -oy / s], W, H, MODELS.detect.input, {
+      supersample: Math.min(4, Math.ceil(1 / s)),
+      fill: 0,
+    });
+    const out = await this.run('detect', tensor(input, W, H, 3));
+    const scores = out['scores']!.data as Float32Array;
+    const boxes = out['boxes']!.data as Float32Array;
+    const minScore = this.options.minScore ?? DEFAULT_MIN_DETECTION_SCORE;
+    const candidates: DetectedFace[] = [];
+    for (let i = 0; i < scores.length / 2; i++) {
+      const score = scores[i * 2 + 1]!;
+      if (score < minScore) continue;
+      // Boxes may extend past the image: they are kept as predicted, the landmark crop needs that.
+      const x1 = (boxes[i * 4]! * W - ox) / s;
+      const y1 = (boxes[i * 4 + 1]! * H - oy) / s;
+      const x2 = (boxes[i * 4 + 2]! * W - ox) / s;
+      const y2 = (boxes[i * 4 + 3]! * H - oy) / s;
+      if (x2 - x1 < 4 || y2 - y1 < 4) continue;
+      candidates.push({ box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score });
     }
-    return [];
+    return nonMaxSuppression(candidates, NMS_IOU);
   }
 
   async landmarks(raster: Raster, box: Box): Promise<Point[]> {
     const { width, height } = MODELS.landmark.input;
-    const rect = scaledCropInside(box, 1, raster.width, raster.height);
+    // The landmark model was trained on detector boxes: keep the box even where it leaves the image.
+    const rect = box;
     const input = sampleTensor(raster, rectAffine(rect, width, height), width, height, MODELS.landmark.input, {
       supersample: Math.min(4, Math.ceil(rect.width / width)),
     });
@@ -220,13 +234,19 @@ export class Analyzer {
 
     const { width: FW, height: FH } = MODELS.feature.input;
     const toImage = similarityTransform(ARCFACE_TEMPLATE, five);
-    const aligned = sampleTensor(raster, toImage, FW, FH, MODELS.feature.input, {
-      supersample: Math.min(4, Math.ceil(Math.hypot(toImage[0], toImage[3]))),
-    });
+    const supersample = Math.min(4, Math.ceil(Math.hypot(toImage[0], toImage[3])));
+    const aligned = sampleTensor(raster, toImage, FW, FH, MODELS.feature.input, { supersample });
     const t4 = performance.now();
 
     const features = (await this.run('feature', tensor(aligned, FW, FH, 3)))['output']!.data as Float32Array;
-    const embedding = l2normalise(features);
+    // Test-time flip: the mean of the crop's and its mirror's embeddings is steadier under pose and
+    // landmark error (on ../shared/faces it widened the genuine/impostor gap).
+    const flipped = sampleTensor(raster, flipAffine(toImage, FW), FW, FH, MODELS.feature.input, { supersample });
+    const mirrored = (await this.run('feature', tensor(flipped, FW, FH, 3)))['output']!.data as Float32Array;
+    const first = l2normalise(features);
+    const second = l2normalise(mirrored);
+    for (let i = 0; i < first.length; i++) first[i]! += second[i]!;
+    const embedding = l2normalise(first);
     const t5 = performance.now();
 
     const pose = await this.pose(raster, primary.box);
@@ -247,10 +267,14 @@ export class Analyzer {
     const t7 = performance.now();
 
     const k = decoded.scale;
-    const toOriginal = (f: DetectedFace): DetectedFace => ({
-      box: { x: f.box.x * k, y: f.box.y * k, width: f.box.width * k, height: f.box.height * k },
-      score: f.score,
-    });
+    // Reported boxes are clipped to the image; internally the detector's unclipped box is used.
+    const toOriginal = (f: DetectedFace): DetectedFace => {
+      const x1 = Math.max(f.box.x, 0) * k;
+      const y1 = Math.max(f.box.y, 0) * k;
+      const x2 = Math.min(f.box.x + f.box.width, raster.width) * k;
+      const y2 = Math.min(f.box.y + f.box.height, raster.height) * k;
+      return { box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score: f.score };
+    };
     const scalePoint = (p: Point): Point => ({ x: p.x * k, y: p.y * k });
     return {
       image: { width: decoded.width, height: decoded.height, format: decoded.format },

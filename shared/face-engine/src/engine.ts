@@ -1,0 +1,62 @@
+/** The engine callers hold: validated models, a worker pool, and the analyse entry point. */
+import os from 'node:os';
+import { DEFAULT_LIMITS, type DecodeLimits } from './decode.js';
+import { FaceEngineError } from './errors.js';
+import { EMBEDDING_MODEL_ID } from './models/manifest.js';
+import { resolveModelDir } from './models/model-dir.js';
+import { loadVerifiedModels } from './models/model-store.js';
+import { WorkerPool } from './pool.js';
+import type { AnalyzeOptions, FaceAnalysis } from './types.js';
+
+export interface FaceEngineOptions {
+  /** Directory holding the model files; default PORTICO_MODEL_DIR, else `.models/` at the workspace root. */
+  readonly modelDir?: string;
+  /** Worker threads; default: one per CPU core (os.availableParallelism()). */
+  readonly workers?: number;
+  readonly limits?: Partial<DecodeLimits>;
+}
+
+export interface FaceEngineStatus {
+  readonly ready: boolean;
+  readonly workers: number;
+  readonly modelId: string;
+  readonly reason?: string;
+}
+
+export interface FaceEngine {
+  readonly modelId: string;
+  analyze(frame: string | Buffer | Uint8Array, options?: AnalyzeOptions): Promise<FaceAnalysis>;
+  status(): FaceEngineStatus;
+  close(): Promise<void>;
+}
+
+/**
+ * Verifies the models (throws `models_missing` / `models_corrupt` naming the fetch command) and
+ * starts the worker pool; resolves once every worker has its sessions loaded.
+ */
+export async function createFaceEngine(options: FaceEngineOptions = {}): Promise<FaceEngine> {
+  const limits: DecodeLimits = { ...DEFAULT_LIMITS, ...options.limits };
+  const modelDir = options.modelDir ?? resolveModelDir();
+  const models = await loadVerifiedModels(modelDir);
+  const size = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
+  const pool = await WorkerPool.start(size, models, limits);
+  let closed = false;
+  return {
+    modelId: EMBEDDING_MODEL_ID,
+    analyze(frame, analyzeOptions = {}) {
+      if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
+      return pool.run(frame, analyzeOptions);
+    },
+    status() {
+      if (closed) return { ready: false, workers: 0, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };
+      const workers = pool.size;
+      return workers > 0
+        ? { ready: true, workers, modelId: EMBEDDING_MODEL_ID }
+        : { ready: false, workers, modelId: EMBEDDING_MODEL_ID, reason: 'no worker running' };
+    },
+    async close() {
+      closed = true;
+      await pool.close();
+    },
+  };
+}

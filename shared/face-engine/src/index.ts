@@ -1,0 +1,25 @@
+/**
+ * @portico/face-engine: face detection, embedding, quality, liveness signals and 1:N search for the
+ * cloud and the device agent. See README.md for error codes, limits and measured figures.
+ */
+export { createFaceEngine } from './engine.js';
+export type { FaceEngine, FaceEngineOptions, FaceEngineStatus } from './engine.js';
+export { FaceEngineError, isFaceEngineError } from './errors.js';
+export type { FaceEngineErrorCode } from './errors.js';
+export { decodeFrame, DEFAULT_LIMITS, MAX_WORKING_SIDE } from './decode.js';
+export type { DecodeLimits, DecodedFrame } from './decode.js';
+export {
+  cosineSimilarity,
+  DEFAULT_MATCH_THRESHOLD,
+  EMBEDDING_DIMENSIONS,
+  embeddingFromBuffer,
+  embeddingToBuffer,
+} from './embedding.js';
+export { FaceIndex, FAST_SEARCH_MIN_SIZE } from './face-index.js';
+export type { SearchHit, SearchMode, SearchOptions } from './face-index.js';
+export { EMBEDDING_MODEL_ID, MODELS, MODEL_SOURCE } from './models/manifest.js';
+export type { ModelEntry, ModelInput, ModelName } from './models/manifest.js';
+export { MODEL_DIR_ENV, resolveModelDir } from './models/model-dir.js';
+export { FETCH_COMMAND } from './models/model-store.js';
+export { QUALITY_WEIGHTS } from './quality.js';
+export type * from './types.js';
