@@ -10,6 +10,7 @@ import { mountRoute } from './http/route.js';
 import { docsRouter } from './modules/docs/routes.js';
 import { generateOpenApi, registerSecuritySchemes } from './modules/docs/openapi.js';
 import { moduleRoutes } from './modules/index.js';
+import { createCredentialVerifier } from './modules/auth/verifier.js';
 
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -32,7 +33,7 @@ export function createApp(deps: AppDeps) {
   // Authentication and body parsing run only once a route has matched: an unknown path is a 404
   // whatever its credentials or body.
   const before = [
-    authenticate({ internalSecret: deps.secrets.internalSecret, verifier: deps.verifier }),
+    authenticate({ internalSecret: deps.secrets.internalSecret, verifier: createCredentialVerifier(deps) }),
     express.json({ limit: deps.config.bodyLimit, strict: true }),
   ];
   for (const route of moduleRoutes(deps)) {

@@ -1,5 +1,4 @@
 import type { Config } from './config.js';
-import type { CredentialVerifier } from './http/actor.js';
 import type { Bus } from './infra/bus.js';
 import type { Clock } from './infra/clock.js';
 import type { Cipher } from './infra/crypto.js';
@@ -18,5 +17,4 @@ export interface AppDeps {
   secrets: Secrets;
   cipher: Cipher;
   clock: Clock;
-  verifier?: CredentialVerifier;
 }

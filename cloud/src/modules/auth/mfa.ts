@@ -1,0 +1,200 @@
+// TOTP second factor (RFC 6238: SHA-1, 6 digits, 30 s, one step of clock drift either way). The
+// secret is encrypted at rest; the last accepted time step is stored so a code cannot be replayed.
+import { generateSecret, generateURI, verify } from 'otplib';
+import QRCode from 'qrcode';
+import type { MfaSetupResponse } from '@portico/contract';
+import { AppError } from '../../http/errors.js';
+import { createRateLimiter, rateLimited, type RateLimiter } from '../../http/rate-limit.js';
+import { hashToken } from '../../infra/crypto.js';
+import type { User } from '../../generated/prisma/client.js';
+import { recordAudit } from '../audit/record.js';
+import type { AuthDeps, AuthService, IssuedSession, RequestMeta } from './service.js';
+import { invalidToken } from './tokens.js';
+
+const ISSUER = 'Portico';
+const PERIOD_SECONDS = 30;
+export const MFA_LIMITS = {
+  /** Wrong codes on one ticket before it dies. */
+  perTicket: 5,
+  /** Wrong codes for one user, across tickets and sessions. */
+  perUser: { limit: 10, windowMs: 15 * 60_000 },
+} as const;
+
+const secretContext = (userId: string) => `user:${userId}:mfa-secret`;
+const conflict = (message: string) => new AppError(409, 'conflict', message);
+
+export function createMfaService(
+  deps: AuthDeps,
+  auth: AuthService,
+  limiter: RateLimiter = createRateLimiter(deps.db, deps.clock),
+) {
+  const { prisma } = deps.db;
+  const userKey = (userId: string) => `mfa:user:${userId}`;
+
+  async function loadUser(userId: string) {
+    const user = await prisma.user.findUnique({ where: { id: userId }, include: { tenant: true } });
+    if (!user) throw invalidToken('The user of this token no longer exists');
+    return user;
+  }
+
+  /**
+   * Checks a code and claims its time step in one conditional write, so the same code (or an older
+   * one) is refused the second time even when two requests race. Wrong codes count against the user.
+   */
+  async function checkCode(user: User, code: string): Promise<'ok' | 'invalid' | 'replayed'> {
+    const gate = await limiter.peek(userKey(user.id), MFA_LIMITS.perUser);
+    if (!gate.allowed) throw rateLimited(gate.retryAfterSeconds, 'Too many wrong codes; try again later');
+    if (!user.mfaSecretEnc) return 'invalid';
+    const secret = deps.cipher.decryptString(user.mfaSecretEnc, secretContext(user.id));
+    const epoch = Math.floor(deps.clock.now().getTime() / 1000);
+    const result = await verify({
+      secret,
+      token: code,
+      epoch,
+      period: PERIOD_SECONDS,
+      epochTolerance: PERIOD_SECONDS,
+    });
+    let outcome: 'ok' | 'invalid' | 'replayed' = 'invalid';
+    if (result.valid) {
+      const step = BigInt(Math.floor(epoch / PERIOD_SECONDS) + result.delta);
+      const claimed = await prisma.user.updateMany({
+        where: { id: user.id, OR: [{ mfaLastStep: null }, { mfaLastStep: { lt: step } }] },
+        data: { mfaLastStep: step },
+      });
+      outcome = claimed.count === 1 ? 'ok' : 'replayed';
+    }
+    if (outcome !== 'ok') await limiter.consume(userKey(user.id), MFA_LIMITS.perUser);
+    return outcome;
+  }
+
+  const wrongCode = (outcome: 'invalid' | 'replayed') =>
+    new AppError(
+      401,
+      'invalid_mfa_code',
+      outcome === 'replayed' ? 'This code was already used; wait for the next one' : 'The code is wrong',
+    );
+
+  async function audit(user: User, action: string, meta: RequestMeta, metadata: Record<string, string> = {}) {
+    await recordAudit(prisma, {
+      tenantId: user.tenantId,
+      actorType: 'adminSession',
+      actorId: user.id,
+      action,
+      targetType: 'user',
+      targetId: user.id,
+      metadata,
+      ip: meta.ip,
+      requestId: meta.requestId,
+    });
+  }
+
+  /** A new (not yet enabled) secret; replaces any earlier pending one. 409 when MFA is already on. */
+  async function setup(userId: string, meta: RequestMeta): Promise<MfaSetupResponse> {
+    const user = await loadUser(userId);
+    if (user.mfaEnabled) throw conflict('MFA is already enabled; disable it first');
+    const secret = generateSecret();
+    await prisma.user.update({
+      where: { id: user.id },
+      data: { mfaSecretEnc: deps.cipher.encryptString(secret, secretContext(user.id)), mfaLastStep: null },
+    });
+    await audit(user, 'auth.mfa.setup_started', meta);
+    const otpauthUri = generateURI({ issuer: ISSUER, label: user.email, secret, period: PERIOD_SECONDS });
+    const qrCodeDataUrl = await QRCode.toDataURL(otpauthUri, {
+      type: 'image/png',
+      errorCorrectionLevel: 'M',
+    });
+    return { secret, otpauthUri, qrCodeDataUrl };
+  }
+
+  async function enable(userId: string, code: string, meta: RequestMeta): Promise<void> {
+    const user = await loadUser(userId);
+    if (user.mfaEnabled) throw conflict('MFA is already enabled');
+    if (!user.mfaSecretEnc) throw conflict('Call POST /v1/auth/mfa/setup first');
+    const outcome = await checkCode(user, code);
+    if (outcome !== 'ok') {
+      await audit(user, 'auth.mfa.verify_failed', meta, { step: 'enable', reason: outcome });
+      throw wrongCode(outcome);
+    }
+    await prisma.user.update({ where: { id: user.id }, data: { mfaEnabled: true } });
+    await audit(user, 'auth.mfa.enabled', meta);
+  }
+
+  async function disable(userId: string, code: string, meta: RequestMeta): Promise<void> {
+    const user = await loadUser(userId);
+    if (!user.mfaEnabled) throw conflict('MFA is not enabled');
+    const outcome = await checkCode(user, code);
+    if (outcome !== 'ok') {
+      await audit(user, 'auth.mfa.verify_failed', meta, { step: 'disable', reason: outcome });
+      throw wrongCode(outcome);
+    }
+    await prisma.user.update({
+      where: { id: user.id },
+      data: { mfaEnabled: false, mfaSecretEnc: null, mfaLastStep: null },
+    });
+    await audit(user, 'auth.mfa.disabled', meta);
+  }
+
+  /** Re-checks a code inside a session (step-up before a sensitive action). */
+  async function verifyInSession(userId: string, code: string, meta: RequestMeta): Promise<Date> {
+    const user = await loadUser(userId);
+    if (!user.mfaEnabled) throw conflict('MFA is not enabled');
+    const outcome = await checkCode(user, code);
+    if (outcome !== 'ok') {
+      await audit(user, 'auth.mfa.verify_failed', meta, { step: 'session', reason: outcome });
+      throw wrongCode(outcome);
+    }
+    await audit(user, 'auth.mfa.verified', meta);
+    return deps.clock.now();
+  }
+
+  /** Second step of login: redeems the ticket with a code and starts the session. */
+  async function redeemTicket(ticketToken: string, code: string, meta: RequestMeta): Promise<IssuedSession> {
+    const now = deps.clock.now();
+    const ticket = await prisma.mfaTicket.findUnique({
+      where: { tokenHash: hashToken(ticketToken) },
+      include: { user: { include: { tenant: true } } },
+    });
+    if (!ticket || ticket.usedAt || ticket.expiresAt <= now) {
+      throw invalidToken('The MFA ticket is unknown, used or expired; log in again');
+    }
+    const user = ticket.user;
+    const outcome = await checkCode(user, code);
+    if (outcome !== 'ok') {
+      const { attempts } = await prisma.mfaTicket.update({
+        where: { id: ticket.id },
+        data: { attempts: { increment: 1 } },
+      });
+      await audit(user, 'auth.mfa.verify_failed', meta, { step: 'login', reason: outcome });
+      if (attempts >= MFA_LIMITS.perTicket) {
+        await prisma.mfaTicket.update({ where: { id: ticket.id }, data: { usedAt: now } });
+        throw rateLimited(
+          Math.ceil((ticket.expiresAt.getTime() - now.getTime()) / 1000),
+          'Too many wrong codes; this ticket is no longer valid, log in again',
+        );
+      }
+      throw wrongCode(outcome);
+    }
+    return prisma.$transaction(async (tx) => {
+      const used = await tx.mfaTicket.updateMany({
+        where: { id: ticket.id, usedAt: null },
+        data: { usedAt: now },
+      });
+      if (used.count === 0) throw invalidToken('The MFA ticket was already used');
+      const issued = await auth.startSession(tx, user, meta);
+      await recordAudit(tx, {
+        tenantId: user.tenantId,
+        actorType: 'public',
+        actorId: user.id,
+        action: 'auth.login.succeeded',
+        targetType: 'user',
+        targetId: user.id,
+        metadata: { mfa: true },
+        ip: meta.ip,
+        requestId: meta.requestId,
+      });
+      return issued;
+    });
+  }
+
+  return { setup, enable, disable, verifyInSession, redeemTicket };
+}

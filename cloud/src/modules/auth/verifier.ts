@@ -1,0 +1,40 @@
+// The bearer-credential verifier the authentication middleware uses: session JWTs (checked against
+// their login session, so logout and theft detection end them at once), portal JWTs and API keys.
+import type { AppDeps } from '../../deps.js';
+import type { CredentialVerifier } from '../../http/actor.js';
+import { authenticateApiKey } from '../applications/keys.js';
+import { invalidToken, verifyToken } from './tokens.js';
+
+export function createCredentialVerifier(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'secrets'>,
+): CredentialVerifier {
+  const { prisma } = deps.db;
+  return {
+    async verifyJwt(token) {
+      const now = deps.clock.now();
+      const claims = await verifyToken(deps.secrets.jwtKey, token, now);
+      if (claims.type === 'admin') {
+        // One indexed read per admin call: a revoked family (logout, reuse detected) stops its access
+        // tokens now rather than when they expire.
+        const live = await prisma.refreshSession.findFirst({
+          where: { familyId: claims.sid, userId: claims.sub, revokedAt: null, expiresAt: { gt: now } },
+          select: { id: true },
+        });
+        if (!live) throw invalidToken('The session of this token has ended');
+        return {
+          kind: 'adminSession',
+          tenantId: claims.tid,
+          userId: claims.sub,
+          role: claims.role,
+          sessionId: claims.sid,
+        };
+      }
+      const session = await prisma.portalSession.findUnique({ where: { tokenId: claims.jti } });
+      if (!session || session.accountId !== claims.sub || session.revokedAt || session.expiresAt <= now) {
+        throw invalidToken('The portal session of this token has ended');
+      }
+      return { kind: 'portal', accountId: claims.sub, sessionId: session.id };
+    },
+    verifyApiKey: (key) => authenticateApiKey(deps, key),
+  };
+}

@@ -1,0 +1,117 @@
+import type { Request, Response } from 'express';
+import { IdParams, Tenant, TenantPatch, TenantSettings, TenantSettingsPatch } from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import type { Actor } from '../../http/actor.js';
+import { defineRoute } from '../../http/route.js';
+import { requireManager } from '../auth/roles.js';
+import { createTenantService, type TenantContext } from './service.js';
+
+const TAG = 'Tenant';
+
+const SETTINGS_DOC =
+  'Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), ' +
+  '`geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` ' +
+  '(`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), ' +
+  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.40 (cosine ' +
+  'similarity), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false.';
+
+export function contextOf(
+  actor: Extract<Actor, { kind: 'adminSession' | 'apiKey' }>,
+  req: Request,
+  res: Response,
+): TenantContext {
+  return {
+    actor: {
+      tenantId: actor.tenantId,
+      kind: actor.kind,
+      userId: actor.kind === 'adminSession' ? actor.userId : actor.keyId,
+    },
+    ip: req.ip ?? null,
+    requestId: (res.locals.requestId as string | undefined) ?? null,
+  };
+}
+
+export function tenantRoutes(deps: AppDeps) {
+  const tenants = createTenantService({
+    db: deps.db,
+    allowPrivateWebhookUrls: deps.config.allowPrivateWebhookUrls,
+  });
+  const notOwn = {
+    status: 404,
+    code: 'not_found',
+    description: 'no such tenant, or not the caller’s own tenant',
+  } as const;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/tenants/{id}',
+      operationId: 'getTenant',
+      summary: 'The caller’s tenant',
+      description: 'Only the caller’s own tenant; any other id is 404. Admin session or API key.',
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      params: IdParams,
+      responses: { 200: { description: 'The tenant', schema: Tenant } },
+      errors: [notOwn],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 200,
+        body: await tenants.get(contextOf(actor, req, res), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/tenants/{id}',
+      operationId: 'updateTenant',
+      summary: 'Update the tenant’s basic data',
+      description: 'Partial update of the display name (the slug is fixed). Owner or admin session only.',
+      tag: TAG,
+      auth: ['adminSession'],
+      params: IdParams,
+      body: TenantPatch,
+      responses: { 200: { description: 'The updated tenant', schema: Tenant } },
+      errors: [notOwn],
+      handler: async ({ actor, params, body, req, res }) => {
+        requireManager(actor);
+        return { status: 200, body: await tenants.update(contextOf(actor, req, res), params.id, body) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/tenants/{id}/settings',
+      operationId: 'getTenantSettings',
+      summary: 'The tenant’s settings (defaults filled in)',
+      description: `Every setting, with the default where the tenant set nothing. ${SETTINGS_DOC}`,
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      params: IdParams,
+      responses: { 200: { description: 'The effective settings', schema: TenantSettings } },
+      errors: [notOwn],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 200,
+        body: await tenants.getSettings(contextOf(actor, req, res), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/tenants/{id}/settings',
+      operationId: 'updateTenantSettings',
+      summary: 'Update settings (partial)',
+      description:
+        'Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks ' +
+        `off); unknown fields are 400 \`validation_failed\`. Owner or admin session only. ${SETTINGS_DOC}`,
+      tag: TAG,
+      auth: ['adminSession'],
+      params: IdParams,
+      body: TenantSettingsPatch,
+      responses: { 200: { description: 'The effective settings after the change', schema: TenantSettings } },
+      errors: [notOwn],
+      handler: async ({ actor, params, body, req, res }) => {
+        requireManager(actor);
+        return {
+          status: 200,
+          body: await tenants.updateSettings(contextOf(actor, req, res), params.id, body),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,105 @@
+// Wire types of `/v1/tenants/{id}` and its settings. The settings defaults live here so every
+// package (cloud, agent, kiosk) agrees on them.
+import { Id, Timestamp } from './common.js';
+import { z } from './zod.js';
+
+export const Tenant = z
+  .object({
+    id: Id,
+    slug: z
+      .string()
+      .openapi({ description: 'Used in public paths, e.g. `/v1/public/checkin/{tenantSlug}/…`.' }),
+    name: z.string(),
+    status: z.enum(['active', 'suspended']),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Tenant');
+export type Tenant = z.infer<typeof Tenant>;
+
+export const TenantPatch = z
+  .strictObject({ name: z.string().trim().min(1).max(200) })
+  .partial()
+  .openapi('TenantPatch', {
+    description: 'Only the display name can change; the slug is fixed (public URLs use it).',
+  });
+export type TenantPatch = z.infer<typeof TenantPatch>;
+
+export const AgePolicy = z
+  .strictObject({
+    minimumAge: z
+      .number()
+      .int()
+      .min(0)
+      .max(150)
+      .nullable()
+      .openapi({ description: 'Minimum age in whole years; null means no age rule.', example: 18 }),
+    belowMinimum: z.enum(['deny', 'require_guardian_consent']).openapi({
+      description:
+        'What happens to a person under `minimumAge`: `deny` refuses registration and check-in; ' +
+        '`require_guardian_consent` accepts them only with a recorded guardian consent.',
+    }),
+  })
+  .openapi('AgePolicy');
+export type AgePolicy = z.infer<typeof AgePolicy>;
+
+export const TenantSettings = z
+  .strictObject({
+    webhookUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .nullable()
+      .openapi({
+        description:
+          'http(s) URL receiving the signed webhook POSTs; null turns webhooks off. Loopback, private and ' +
+          'link-local hosts are refused (SSRF) unless the operator allows them.',
+        example: 'https://hooks.example.com/portico',
+      }),
+    geofenceRadiusMetros: z
+      .number()
+      .min(0)
+      .max(100_000)
+      .openapi({ description: 'Default geofence radius of an event, in metres.', example: 200 }),
+    age_policy: AgePolicy,
+    biometricQualityLevel: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({ description: 'Minimum face quality (0.0–1.0) accepted at enrollment.', example: 0.5 }),
+    matchThreshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({
+        description: 'Minimum cosine similarity for a face to count as the same person.',
+        example: 0.4,
+      }),
+    livenessThreshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({ description: 'Minimum passive-liveness score (0.0–1.0) for a live face.', example: 0.5 }),
+    requireLiveness: z.boolean().openapi({ description: 'Refuse a facial check-in that fails liveness.' }),
+    allowDuplicateFaces: z
+      .boolean()
+      .openapi({ description: 'Allow enrolling a face that already matches another person of the tenant.' }),
+  })
+  .openapi('TenantSettings');
+export type TenantSettings = z.infer<typeof TenantSettings>;
+
+export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
+  webhookUrl: null,
+  geofenceRadiusMetros: 200,
+  age_policy: { minimumAge: null, belowMinimum: 'deny' },
+  biometricQualityLevel: 0.5,
+  matchThreshold: 0.4,
+  livenessThreshold: 0.5,
+  requireLiveness: true,
+  allowDuplicateFaces: false,
+};
+
+/** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */
+export const TenantSettingsPatch = TenantSettings.extend({ age_policy: AgePolicy.partial() })
+  .partial()
+  .openapi('TenantSettingsPatch');
+export type TenantSettingsPatch = z.infer<typeof TenantSettingsPatch>;
