@@ -1,0 +1,73 @@
+// Databases for tests. With TEST_DATABASE_URL (CI: a PostgreSQL 15 server) every call gets a
+// fresh database on that server, dropped on close. Otherwise every call gets an in-memory PGlite
+// loaded from a migrated snapshot made once per process (~1 s instead of ~5 s for a new one).
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { openDatabase, pgliteConnection, type Database } from '../../src/infra/db/index.js';
+import { migrate } from '../../src/infra/db/migrate.js';
+
+export const testDatabaseUrl: string | undefined = process.env.TEST_DATABASE_URL || undefined;
+export const testBackend: Database['kind'] = testDatabaseUrl ? 'postgres' : 'pglite';
+
+export async function createTestDatabase(): Promise<Database> {
+  if (testDatabaseUrl) {
+    const scratch = await createScratchPostgresDatabase();
+    try {
+      const db = await openDatabase({ databaseUrl: scratch.url, poolSize: 4 });
+      return {
+        ...db,
+        close: async () => {
+          await db.close();
+          await scratch.drop();
+        },
+      };
+    } catch (error) {
+      await scratch.drop();
+      throw error;
+    }
+  }
+  return openDatabase({ memory: true, snapshot: await migratedSnapshot() });
+}
+
+let snapshot: Promise<Blob> | undefined;
+
+/** A dump of a freshly migrated PGlite, made once per process (vitest: once per test file). */
+export function migratedSnapshot(): Promise<Blob> {
+  snapshot ??= (async () => {
+    const db = new PGlite();
+    try {
+      // dumpDataDir() before the instance is ready never settles.
+      await db.waitReady;
+      await migrate(pgliteConnection(db));
+      return await db.dumpDataDir('none');
+    } finally {
+      await db.close();
+    }
+  })();
+  return snapshot;
+}
+
+/** An empty database on the TEST_DATABASE_URL server, with the means to drop it. */
+export async function createScratchPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!testDatabaseUrl) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `portico_t_${randomBytes(6).toString('hex')}`;
+  await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(testDatabaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    // FORCE (PostgreSQL 13+) ends sessions a failed test may have left open.
+    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+  };
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  try {
+    return await fn(admin);
+  } finally {
+    await admin.end();
+  }
+}
