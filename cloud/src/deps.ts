@@ -6,6 +6,7 @@ import type { Database } from './infra/db/index.js';
 import type { Logger } from './infra/logger.js';
 import type { Mailer } from './infra/mail.js';
 import type { Secrets } from './infra/secrets.js';
+import type { OutboxSignal } from './modules/outbox/signal.js';
 
 /** Everything the application needs from the outside world, built by `createRuntime` or by a test. */
 export interface AppDeps {
@@ -17,4 +18,6 @@ export interface AppDeps {
   secrets: Secrets;
   cipher: Cipher;
   clock: Clock;
+  /** Wakes the outbox workers after a commit that emitted events. */
+  outbox: OutboxSignal;
 }

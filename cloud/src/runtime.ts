@@ -9,6 +9,7 @@ import { openDatabase, type Database } from './infra/db/index.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './infra/mail.js';
 import { loadSecrets } from './infra/secrets.js';
+import { createOutboxSignal } from './modules/outbox/signal.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -52,6 +53,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       secrets,
       cipher: createCipher(secrets.dataKey),
       clock: overrides.clock ?? systemClock,
+      outbox: createOutboxSignal(),
     };
     return { deps, close: () => closeAll(closers) };
   } catch (err) {

@@ -3,11 +3,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import type { Runtime } from './runtime.js';
+import { startWorkers } from './workers.js';
 
 export interface RunningServer {
   url: string;
   server: Server;
-  /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), then closes the runtime. */
+  /** Stops accepting connections, lets in-flight requests finish (up to `graceMs`), stops the workers, then closes the runtime. */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -27,6 +28,7 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
       ),
     );
   });
+  const workers = startWorkers(runtime.deps);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
   let stopping: Promise<void> | undefined;
@@ -43,6 +45,7 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
           });
           server.closeIdleConnections();
         });
+        await workers.stop();
         await runtime.close();
       })();
       return stopping;

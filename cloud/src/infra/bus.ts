@@ -7,6 +7,8 @@ import { Aedes } from 'aedes';
 import mqtt, { type MqttClient } from 'mqtt';
 import type { Logger } from './logger.js';
 
+const PUBLISH_TIMEOUT_MS = 5_000;
+
 export interface BusMessage {
   id: string;
   event: string;
@@ -42,7 +44,20 @@ export async function createBus(options: BusOptions): Promise<Bus> {
   return {
     url,
     async publish(message) {
-      await client.publishAsync(busTopic(message.tenantId, message.event), JSON.stringify(message), { qos: 1 });
+      // While disconnected, mqtt.js queues the message and would wait indefinitely: give up after
+      // PUBLISH_TIMEOUT_MS so the outbox retries it later (it may then arrive twice: it carries its id).
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('bus publish not acknowledged in time')), PUBLISH_TIMEOUT_MS);
+      });
+      try {
+        await Promise.race([
+          client.publishAsync(busTopic(message.tenantId, message.event), JSON.stringify(message), { qos: 1 }),
+          timeout,
+        ]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
     async close() {
       await client.endAsync();

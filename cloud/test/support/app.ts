@@ -7,6 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import type { AppDeps } from '../../src/deps.js';
 import type { Clock } from '../../src/infra/clock.js';
+import type { Database } from '../../src/infra/db/index.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startServer } from '../../src/server.js';
 import { createTestDatabase } from './database.js';
@@ -30,7 +31,14 @@ export interface TestResponse {
   text: string;
 }
 
-export async function createTestApp(options: { env?: Record<string, string>; clock?: Clock } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Run on this database and leave it open on close (to restart an app on the same data). */
+  database?: Database;
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-test-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -44,7 +52,9 @@ export async function createTestApp(options: { env?: Record<string, string>; clo
     ...options.env,
   });
   const runtime = await createRuntime(config, {
-    openDatabase: createTestDatabase,
+    openDatabase: options.database
+      ? async () => ({ ...options.database!, close: async () => {} })
+      : createTestDatabase,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   const running = await startServer(runtime);

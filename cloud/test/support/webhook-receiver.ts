@@ -1,0 +1,57 @@
+// A real HTTP server standing in for a tenant's webhook endpoint: records every request with its raw
+// body, and answers with whatever status the test sets (or never, to test the time-out).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedWebhook {
+  headers: http.IncomingHttpHeaders;
+  rawBody: string;
+  receivedAt: number;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  received: ReceivedWebhook[];
+  /** Status to answer with; `'hang'` never answers. */
+  respondWith: number | 'hang';
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  close(): Promise<void>;
+}
+
+export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
+  const received: ReceivedWebhook[] = [];
+  const waiting = new Set<() => void>();
+  const receiver: WebhookReceiver = {
+    url: '',
+    received,
+    respondWith: 200,
+    async waitFor(count, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < count) {
+        if (Date.now() > deadline) throw new Error(`expected ${count} webhook requests, got ${received.length}`);
+        await new Promise<void>((resolve) => {
+          waiting.add(resolve);
+          setTimeout(resolve, 50);
+        });
+      }
+      return received;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+      waiting.forEach((w) => w());
+      if (receiver.respondWith !== 'hang') res.writeHead(receiver.respondWith).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/portico`;
+  return receiver;
+}

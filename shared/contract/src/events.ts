@@ -1,0 +1,82 @@
+import { z } from './zod.js';
+import { Timestamp } from './common.js';
+
+/** Events delivered to the tenant's webhookUrl and published on the bus. */
+export const WEBHOOK_EVENTS = [
+  'checkin.success',
+  'checkin.denied',
+  'checkin.liveness_failed',
+  'checkin.geofence_alert',
+  'person.enrolled',
+  'person.deleted',
+] as const;
+
+/** Events published on the bus only (never sent to webhooks). */
+export const BUS_ONLY_EVENTS = ['identity.deletion_requested'] as const;
+
+export const WebhookEventName = z.enum(WEBHOOK_EVENTS);
+export type WebhookEventName = z.infer<typeof WebhookEventName>;
+export const EventName = z.enum([...WEBHOOK_EVENTS, ...BUS_ONLY_EVENTS]);
+export type EventName = z.infer<typeof EventName>;
+
+export const CheckinMethod = z.enum(['facial', 'qr', 'link', 'manual']);
+export const GeofenceStatus = z
+  .enum(['ok', 'outside', 'unknown', 'not_applicable'])
+  .openapi({
+    description:
+      '`ok` inside the event radius; `outside` beyond it (check-in approved with `checkin.geofence_alert`); ' +
+      '`unknown` the event has a geofence but no location was sent; `not_applicable` no event or no geofence.',
+  });
+
+export const CheckinEventData = z
+  .object({
+    checkInId: z.string(),
+    personId: z.string().nullable().openapi({ description: 'Null when nobody was recognised.' }),
+    eventId: z.string().nullable(),
+    method: CheckinMethod,
+    geofenceStatus: GeofenceStatus,
+    score: z.number().nullable().openapi({ description: 'Best face match score (cosine), facial only.' }),
+    livenessScore: z.number().nullable(),
+    deviceId: z.string().nullable(),
+  })
+  .openapi('CheckinEventData');
+
+export const PersonEnrolledData = z
+  .object({ personId: z.string(), quality: z.number().min(0).max(1), modelId: z.string() })
+  .openapi('PersonEnrolledData');
+
+export const PersonDeletedData = z
+  .object({ personId: z.string(), reason: z.enum(['deleted', 'anonymised']) })
+  .openapi('PersonDeletedData');
+
+export const DeletionRequestedData = z
+  .object({ accountId: z.string(), deletionRequestId: z.string(), tenantIds: z.array(z.string()) })
+  .openapi('DeletionRequestedData');
+
+/** `data` of each event, by name. */
+export const EVENT_DATA = {
+  'checkin.success': CheckinEventData,
+  'checkin.denied': CheckinEventData,
+  'checkin.liveness_failed': CheckinEventData,
+  'checkin.geofence_alert': CheckinEventData,
+  'person.enrolled': PersonEnrolledData,
+  'person.deleted': PersonDeletedData,
+  'identity.deletion_requested': DeletionRequestedData,
+} as const satisfies Record<EventName, z.ZodType>;
+
+export type EventData<N extends EventName> = z.infer<(typeof EVENT_DATA)[N]>;
+
+/**
+ * The webhook body (contract 6.1), and the bus message with an `id` added. The signature header
+ * `X-Service-Signature` is the hex HMAC-SHA256 of the exact raw body with the tenant's webhook secret.
+ */
+export const WebhookPayload = z
+  .object({
+    id: z.string().openapi({ description: 'Event id: the same on every retry and on the bus; deduplicate by it.' }),
+    event: EventName,
+    tenantId: z.string(),
+    timestamp: Timestamp,
+    data: z.record(z.string(), z.unknown()),
+  })
+  .openapi('WebhookPayload');
+export type WebhookPayload = z.infer<typeof WebhookPayload>;
