@@ -1,0 +1,20 @@
+/** Test images: registry photos fetched (and sha256-checked) like the models, and the optional labelled set. */
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fetchPinnedFiles } from '../src/models/fetch.js';
+import { FIXTURE_SOURCE, FIXTURES } from '../src/models/manifest.js';
+import { fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
+
+export async function registryPhotos(): Promise<Map<string, Buffer>> {
+  const dir = fixtureDir(resolveModelDir());
+  await fetchPinnedFiles(FIXTURE_SOURCE, FIXTURES, dir);
+  const out = new Map<string, Buffer>();
+  for (const f of FIXTURES) out.set(f.file, await readFile(path.join(dir, f.file)));
+  return out;
+}
+
+/** `../shared/faces` next to the workspace root; tests that need it are skipped when it is absent. */
+export const LABELLED_DIR = path.resolve(path.dirname(resolveModelDir({})), '..', 'shared', 'faces');
+export const HAS_LABELLED = existsSync(LABELLED_DIR);
+export const LABELLED_SKIP_REASON = `../shared/faces not found at ${LABELLED_DIR}: labelled-photo tests skipped`;
