@@ -39,7 +39,9 @@ main().catch((err: unknown) => {
   if (err instanceof ConfigError || err instanceof PortInUseError || err instanceof BrokerPortInUseError) {
     process.stderr.write(`portico: ${err.message}\n`);
   } else {
-    process.stderr.write(`portico: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      `portico: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
   }
   process.exit(1);
 });

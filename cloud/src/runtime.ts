@@ -29,7 +29,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
   try {
     const secrets = await loadSecrets(config);
     const db = await (overrides.openDatabase?.() ??
-      openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onLog: (msg) => logger.info(msg) }));
+      openDatabase({
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        onLog: (msg) => logger.info(msg),
+      }));
     closers.push(() => db.close());
     const bus = await createBus({
       url: config.mqtt.url,

@@ -23,7 +23,9 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new PortInUseError(`Port ${config.port} on ${config.host} is already in use. Set PORT to a free port.`)
+          ? new PortInUseError(
+              `Port ${config.port} on ${config.host} is already in use. Set PORT to a free port.`,
+            )
           : err,
       ),
     );

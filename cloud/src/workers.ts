@@ -16,8 +16,20 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
   });
   const publisher = createBusPublisher(deps);
   const loops = [
-    startWorkerLoop({ name: 'webhooks', pollMs: POLL_MS, runOnce: dispatcher.runOnce, subscribe: deps.outbox.subscribe, logger: deps.logger }),
-    startWorkerLoop({ name: 'bus', pollMs: POLL_MS, runOnce: publisher.runOnce, subscribe: deps.outbox.subscribe, logger: deps.logger }),
+    startWorkerLoop({
+      name: 'webhooks',
+      pollMs: POLL_MS,
+      runOnce: dispatcher.runOnce,
+      subscribe: deps.outbox.subscribe,
+      logger: deps.logger,
+    }),
+    startWorkerLoop({
+      name: 'bus',
+      pollMs: POLL_MS,
+      runOnce: publisher.runOnce,
+      subscribe: deps.outbox.subscribe,
+      logger: deps.logger,
+    }),
   ];
   return { stop: async () => void (await Promise.all(loops.map((l) => l.stop()))) };
 }

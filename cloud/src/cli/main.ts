@@ -64,8 +64,13 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ProvisionError || err instanceof ConfigError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    process.stderr.write(`portico: ${known ? (err as Error).message : String((err as Error).stack ?? err)}\n`);
+    const known =
+      err instanceof ProvisionError ||
+      err instanceof ConfigError ||
+      (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    process.stderr.write(
+      `portico: ${known ? (err as Error).message : String((err as Error).stack ?? err)}\n`,
+    );
     process.exit(known ? 2 : 1);
   },
 );

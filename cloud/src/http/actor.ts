@@ -2,7 +2,13 @@
 // which kinds it accepts, and services scope every query by the actor's tenant.
 export type Actor =
   | { kind: 'adminSession'; tenantId: string; userId: string; role: string; sessionId: string }
-  | { kind: 'apiKey'; tenantId: string; applicationId: string; keyId: string; environment: 'sandbox' | 'live' }
+  | {
+      kind: 'apiKey';
+      tenantId: string;
+      applicationId: string;
+      keyId: string;
+      environment: 'sandbox' | 'live';
+    }
   | { kind: 'portal'; accountId: string; sessionId: string }
   | { kind: 'device'; tenantId: string | null }
   | { kind: 'public' };

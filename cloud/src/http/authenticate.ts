@@ -22,7 +22,8 @@ async function resolveActor(
   const deviceSecret = headers['x-internal-secret'];
   const authorization = headers.authorization;
   if (typeof deviceSecret === 'string') {
-    if (authorization) throw new AppError(400, 'validation_failed', 'Send either a bearer token or x-internal-secret');
+    if (authorization)
+      throw new AppError(400, 'validation_failed', 'Send either a bearer token or x-internal-secret');
     if (!safeEqual(deviceSecret, options.internalSecret)) {
       throw new AppError(401, 'unauthorized', 'Invalid x-internal-secret');
     }
@@ -34,5 +35,7 @@ async function resolveActor(
   const token = match[1]!;
   if (!options.verifier) throw new AppError(401, 'invalid_token', 'Bearer credentials are not accepted');
   // JWTs have three dot-separated parts; API keys have none.
-  return token.split('.').length === 3 ? options.verifier.verifyJwt(token) : options.verifier.verifyApiKey(token);
+  return token.split('.').length === 3
+    ? options.verifier.verifyJwt(token)
+    : options.verifier.verifyApiKey(token);
 }

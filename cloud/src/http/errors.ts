@@ -13,7 +13,11 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: ErrorCode,
     message: string,
-    readonly details: { errors?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+    readonly details: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      extra?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = 'AppError';
@@ -50,7 +54,10 @@ export function problemOf(err: AppError, requestId: string): Problem {
 
 export function sendProblem(res: Parameters<RequestHandler>[1], err: AppError): void {
   for (const [k, v] of Object.entries(err.details.headers ?? {})) res.setHeader(k, v);
-  res.status(err.status).type('application/problem+json').send(JSON.stringify(problemOf(err, res.locals.requestId)));
+  res
+    .status(err.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemOf(err, res.locals.requestId)));
 }
 
 /** Unknown paths and methods, including the routes the contract says do not exist. */

@@ -8,7 +8,8 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const incoming = req.get('x-request-id');
-    const requestId = incoming && INCOMING_ID.test(incoming) ? incoming : `req_${randomBytes(9).toString('base64url')}`;
+    const requestId =
+      incoming && INCOMING_ID.test(incoming) ? incoming : `req_${randomBytes(9).toString('base64url')}`;
     res.locals.requestId = requestId;
     res.setHeader('x-request-id', requestId);
     const started = process.hrtime.bigint();

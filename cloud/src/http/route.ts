@@ -2,7 +2,8 @@
 // declaration mounts the Express handler (with validation) and documents the route in OpenAPI.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { Problem, z, type ErrorCode } from '@portico/contract';
+import type { z } from '@portico/contract';
+import { Problem, type ErrorCode } from '@portico/contract';
 import type { ActorKind, ActorOf } from './actor.js';
 import { AppError, type FieldError } from './errors.js';
 
@@ -74,12 +75,9 @@ function parse(schema: unknown, value: unknown, where: string): unknown {
   const result = (schema as Schema).safeParse(value);
   if (!result.success) {
     const errors = toFieldErrors(result.error, where);
-    throw new AppError(
-      400,
-      'validation_failed',
-      errors.map((e) => `${e.path}: ${e.message}`).join('; '),
-      { errors },
-    );
+    throw new AppError(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), {
+      errors,
+    });
   }
   return result.data;
 }
@@ -91,7 +89,12 @@ export interface MountOptions {
   checkResponses: boolean;
 }
 
-export function mountRoute(router: Router, registry: OpenAPIRegistry, def: RouteDef, options: MountOptions): void {
+export function mountRoute(
+  router: Router,
+  registry: OpenAPIRegistry,
+  def: RouteDef,
+  options: MountOptions,
+): void {
   const expressPath = def.path.replace(/\{(\w+)\}/g, ':$1');
   router[def.method](expressPath, ...options.before, async (req: Request, res: Response) => {
     const actor = res.locals.actor as { kind: ActorKind };
@@ -100,7 +103,11 @@ export function mountRoute(router: Router, registry: OpenAPIRegistry, def: Route
         ? new AppError(401, 'unauthorized', 'Authentication required', {
             headers: { 'WWW-Authenticate': 'Bearer' },
           })
-        : new AppError(403, 'forbidden', `This route does not accept ${describeActor(actor.kind)} credentials`);
+        : new AppError(
+            403,
+            'forbidden',
+            `This route does not accept ${describeActor(actor.kind)} credentials`,
+          );
     }
     if (def.body && !req.is('application/json')) {
       throw new AppError(415, 'unsupported_media_type', 'Send the body as application/json');
@@ -124,9 +131,13 @@ export function mountRoute(router: Router, registry: OpenAPIRegistry, def: Route
 }
 
 function describeActor(kind: ActorKind): string {
-  return { adminSession: 'admin session', apiKey: 'API key', portal: 'person portal', device: 'device', public: 'public' }[
-    kind
-  ];
+  return {
+    adminSession: 'admin session',
+    apiKey: 'API key',
+    portal: 'person portal',
+    device: 'device',
+    public: 'public',
+  }[kind];
 }
 
 function checkResponse(def: RouteDef, result: RouteResult): void {
@@ -155,11 +166,15 @@ function toOpenApi(def: RouteDef): RouteConfig {
   const responses: RouteConfig['responses'] = {};
   for (const [status, doc] of Object.entries(def.responses)) {
     responses[status] = doc.schema
-      ? { description: doc.description, content: { [doc.contentType ?? 'application/json']: { schema: doc.schema } } }
+      ? {
+          description: doc.description,
+          content: { [doc.contentType ?? 'application/json']: { schema: doc.schema } },
+        }
       : { description: doc.description };
   }
   const errors = new Map<number, string[]>();
-  const addError = (status: number, text: string) => errors.set(status, [...(errors.get(status) ?? []), text]);
+  const addError = (status: number, text: string) =>
+    errors.set(status, [...(errors.get(status) ?? []), text]);
   if (def.params || def.query || def.body) addError(400, '`validation_failed`: a field is missing or wrong');
   if (def.body) {
     addError(400, '`malformed_json`: the body is not JSON');
@@ -167,7 +182,10 @@ function toOpenApi(def: RouteDef): RouteConfig {
     addError(415, '`unsupported_media_type`: the body is not application/json');
   }
   if (!def.auth.includes('public' as never)) {
-    addError(401, '`unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials');
+    addError(
+      401,
+      '`unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials',
+    );
     addError(403, '`forbidden`: these credentials may not call this route');
   }
   for (const e of def.errors ?? []) addError(e.status, `\`${e.code}\`: ${e.description}`);
@@ -178,7 +196,8 @@ function toOpenApi(def: RouteDef): RouteConfig {
   const request: RouteConfig['request'] = {};
   if (def.params) request.params = def.params as never;
   if (def.query) request.query = def.query as never;
-  if (def.body) request.body = { required: true, content: { 'application/json': { schema: def.body as Schema } } };
+  if (def.body)
+    request.body = { required: true, content: { 'application/json': { schema: def.body as Schema } } };
   return {
     method: def.method,
     path: def.path,

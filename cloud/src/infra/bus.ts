@@ -48,7 +48,10 @@ export async function createBus(options: BusOptions): Promise<Bus> {
       // PUBLISH_TIMEOUT_MS so the outbox retries it later (it may then arrive twice: it carries its id).
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('bus publish not acknowledged in time')), PUBLISH_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error('bus publish not acknowledged in time')),
+          PUBLISH_TIMEOUT_MS,
+        );
       });
       try {
         await Promise.race([

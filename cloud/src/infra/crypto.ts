@@ -25,7 +25,8 @@ export function createCipher(key: Buffer): Cipher {
   };
   const decrypt: Cipher['decrypt'] = (sealed, context = '') => {
     const buf = Buffer.from(sealed);
-    if (buf[0] !== VERSION || buf.length < 1 + IV_BYTES + TAG_BYTES) throw new Error('unknown ciphertext format');
+    if (buf[0] !== VERSION || buf.length < 1 + IV_BYTES + TAG_BYTES)
+      throw new Error('unknown ciphertext format');
     const iv = buf.subarray(1, 1 + IV_BYTES);
     const tag = buf.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
     const d = createDecipheriv('aes-256-gcm', key, iv);

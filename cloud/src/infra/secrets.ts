@@ -25,7 +25,8 @@ export async function loadSecrets(config: Pick<Config, 'dataDir' | 'secrets'>): 
   const stored = await readOrCreate(file);
   const jwtSecret = config.secrets.jwtSecret ?? stored.jwtSecret;
   const dataKey = Buffer.from(config.secrets.dataEncryptionKey ?? stored.dataEncryptionKey, 'base64');
-  if (dataKey.length !== 32) throw new Error(`DATA_ENCRYPTION_KEY must be 32 bytes (base64); got ${dataKey.length}`);
+  if (dataKey.length !== 32)
+    throw new Error(`DATA_ENCRYPTION_KEY must be 32 bytes (base64); got ${dataKey.length}`);
   return {
     jwtKey: new TextEncoder().encode(jwtSecret),
     dataKey,

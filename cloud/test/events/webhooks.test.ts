@@ -17,7 +17,10 @@ function verifySignature(rawBody: string, header: string | string[] | undefined,
 
 async function tenantWithWebhook(t: TestApp, url: string, slug: string): Promise<ProvisionedTenant> {
   const tenant = await provisionTenant(t.deps, { slug, name: slug, adminEmail: `${slug}@example.test` });
-  await t.deps.db.prisma.tenant.update({ where: { id: tenant.tenantId }, data: { settings: { webhookUrl: url } } });
+  await t.deps.db.prisma.tenant.update({
+    where: { id: tenant.tenantId },
+    data: { settings: { webhookUrl: url } },
+  });
   return tenant;
 }
 
@@ -58,7 +61,9 @@ describe('webhook delivery', () => {
     const event = await emitEnrolled(t, tenant.tenantId);
     const [hit] = await receiver.waitFor(1);
     console.log(`first webhook attempt ${hit!.receivedAt - committedAt} ms after the commit`);
-    expect(verifySignature(hit!.rawBody, hit!.headers['x-service-signature'], tenant.webhookSecret)).toBe(true);
+    expect(verifySignature(hit!.rawBody, hit!.headers['x-service-signature'], tenant.webhookSecret)).toBe(
+      true,
+    );
     expect(verifySignature(hit!.rawBody, hit!.headers['x-service-signature'], 'whsec_other')).toBe(false);
     expect(hit!.headers['content-type']).toBe('application/json');
     expect(hit!.headers['x-service-delivery-id']).toEqual(expect.any(String));
@@ -70,11 +75,21 @@ describe('webhook delivery', () => {
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       data: { personId: 'person-1', quality: 0.87, modelId: 'test-model' },
     });
-    await expect.poll(async () => (await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } })).status).toBe('delivered');
+    await expect
+      .poll(
+        async () =>
+          (await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } }))
+            .status,
+      )
+      .toBe('delivered');
   });
 
   it('sends nothing for a tenant without a webhookUrl', async () => {
-    const tenant = await provisionTenant(t.deps, { slug: 'no-hooks', name: 'n', adminEmail: 'n@example.test' });
+    const tenant = await provisionTenant(t.deps, {
+      slug: 'no-hooks',
+      name: 'n',
+      adminEmail: 'n@example.test',
+    });
     const event = await emitEnrolled(t, tenant.tenantId);
     expect(event.hasWebhook).toBe(false);
     expect(await t.deps.db.prisma.webhookDelivery.count({ where: { tenantId: tenant.tenantId } })).toBe(0);
@@ -87,9 +102,18 @@ describe('webhook delivery', () => {
       const tenant = await tenantWithWebhook(strict, receiver.url, 'ssrf');
       const event = await emitEnrolled(strict, tenant.tenantId);
       await expect
-        .poll(async () => (await strict.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } })).status)
+        .poll(
+          async () =>
+            (
+              await strict.deps.db.prisma.webhookDelivery.findFirstOrThrow({
+                where: { outboxEventId: event.id },
+              })
+            ).status,
+        )
         .toBe('failed');
-      const delivery = await strict.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } });
+      const delivery = await strict.deps.db.prisma.webhookDelivery.findFirstOrThrow({
+        where: { outboxEventId: event.id },
+      });
       expect(delivery.lastError).toMatch(/not a public address|non-public/);
       expect(receiver.received).toHaveLength(0);
     } finally {
@@ -104,13 +128,20 @@ describe('webhook delivery', () => {
     const event = await emitEnrolled(t, tenant.tenantId);
     await receiver.waitFor(1);
     const attempt = await expect
-      .poll(() => t.deps.db.prisma.webhookAttempt.findFirst({ where: { delivery: { outboxEventId: event.id } } }), { timeout: 15_000 })
+      .poll(
+        () => t.deps.db.prisma.webhookAttempt.findFirst({ where: { delivery: { outboxEventId: event.id } } }),
+        { timeout: 15_000 },
+      )
       .toBeTruthy();
     void attempt;
-    const logged = await t.deps.db.prisma.webhookAttempt.findFirstOrThrow({ where: { delivery: { outboxEventId: event.id } } });
+    const logged = await t.deps.db.prisma.webhookAttempt.findFirstOrThrow({
+      where: { delivery: { outboxEventId: event.id } },
+    });
     expect(logged.error).toBe('timeout after 10 s');
     expect(logged.durationMs).toBeGreaterThanOrEqual(9_900);
-    const delivery = await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } });
+    const delivery = await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({
+      where: { outboxEventId: event.id },
+    });
     expect(delivery.status).toBe('pending');
   }, 30_000);
 });
@@ -127,7 +158,11 @@ describe('webhook retries (test clock)', () => {
       // The receiver sees a request before the service records its outcome: wait for the record, so
       // the clock moves only once the next attempt has been scheduled.
       const recorded = (n: number) =>
-        expect.poll(() => t.deps.db.prisma.webhookAttempt.count({ where: { delivery: { outboxEventId: event.id } } })).toBe(n);
+        expect
+          .poll(() =>
+            t.deps.db.prisma.webhookAttempt.count({ where: { delivery: { outboxEventId: event.id } } }),
+          )
+          .toBe(n);
       await receiver.waitFor(1);
       await recorded(1);
       const quiet = async (ms: number) => {
@@ -135,7 +170,11 @@ describe('webhook retries (test clock)', () => {
         t.deps.outbox.notify();
         await new Promise((r) => setTimeout(r, 300));
       };
-      for (const [n, delay] of [[2, 1_000], [3, 5_000], [4, 30_000]] as const) {
+      for (const [n, delay] of [
+        [2, 1_000],
+        [3, 5_000],
+        [4, 30_000],
+      ] as const) {
         await quiet(delay - 1); // just before the delay: nothing is sent
         expect(receiver.received).toHaveLength(n - 1);
         clock.advance(1);
@@ -148,12 +187,23 @@ describe('webhook retries (test clock)', () => {
       expect(receiver.received).toHaveLength(4);
       const ids = new Set(receiver.received.map((r) => r.headers['x-service-delivery-id']));
       expect(ids.size).toBe(1); // one delivery id across retries: receivers deduplicate by it
-      await expect.poll(async () => (await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } })).status).toBe('failed');
+      await expect
+        .poll(
+          async () =>
+            (await t.deps.db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } }))
+              .status,
+        )
+        .toBe('failed');
       const attempts = await t.deps.db.prisma.webhookAttempt.findMany({
         where: { delivery: { outboxEventId: event.id } },
         orderBy: { attempt: 'asc' },
       });
-      expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([[1, 503], [2, 503], [3, 503], [4, 503]]);
+      expect(attempts.map((a) => [a.attempt, a.statusCode])).toEqual([
+        [1, 503],
+        [2, 503],
+        [3, 503],
+        [4, 503],
+      ]);
     } finally {
       await receiver.close();
       await t.close();
@@ -180,7 +230,13 @@ describe('webhook retries (test clock)', () => {
       try {
         await receiver.waitFor(2);
         expect(JSON.parse(receiver.received[1]!.rawBody).id).toBe(event.id);
-        await expect.poll(async () => (await db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } })).status).toBe('delivered');
+        await expect
+          .poll(
+            async () =>
+              (await db.prisma.webhookDelivery.findFirstOrThrow({ where: { outboxEventId: event.id } }))
+                .status,
+          )
+          .toBe('delivered');
       } finally {
         await second.close();
       }
@@ -196,7 +252,11 @@ describe('bus publishing from the outbox', () => {
   it('publishes an emitted event on the tenant topic at QoS 1', async () => {
     const t = await createTestApp();
     try {
-      const tenant = await provisionTenant(t.deps, { slug: 'bus-out', name: 'b', adminEmail: 'b@example.test' });
+      const tenant = await provisionTenant(t.deps, {
+        slug: 'bus-out',
+        name: 'b',
+        adminEmail: 'b@example.test',
+      });
       const client = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
       await client.subscribeAsync(`portico/v1/tenants/${tenant.tenantId}/#`, { qos: 1 });
       const got = new Promise<{ topic: string; body: string }>((resolve) =>
@@ -206,8 +266,18 @@ describe('bus publishing from the outbox', () => {
       const msg = await got;
       await client.endAsync();
       expect(msg.topic).toBe(`portico/v1/tenants/${tenant.tenantId}/person.enrolled`);
-      expect(JSON.parse(msg.body)).toMatchObject({ id: event.id, event: 'person.enrolled', data: { personId: 'p-bus' } });
-      await expect.poll(async () => (await t.deps.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: event.id } })).busPublishedAt).not.toBeNull();
+      expect(JSON.parse(msg.body)).toMatchObject({
+        id: event.id,
+        event: 'person.enrolled',
+        data: { personId: 'p-bus' },
+      });
+      await expect
+        .poll(
+          async () =>
+            (await t.deps.db.prisma.outboxEvent.findUniqueOrThrow({ where: { id: event.id } }))
+              .busPublishedAt,
+        )
+        .not.toBeNull();
     } finally {
       await t.close();
     }

@@ -22,7 +22,9 @@ describe(`message bus (${external ? `external broker ${external}` : 'embedded ae
       const granted = await client.subscribeAsync(`portico/v1/tenants/${tenantId}/#`, { qos: 1 });
       expect(granted[0]?.qos).toBe(1);
       const received = new Promise<{ topic: string; payload: string; qos: number }>((resolve) =>
-        client.once('message', (topic, payload, packet) => resolve({ topic, payload: payload.toString(), qos: packet.qos })),
+        client.once('message', (topic, payload, packet) =>
+          resolve({ topic, payload: payload.toString(), qos: packet.qos }),
+        ),
       );
       await bus.publish({
         id: 'evt-1',

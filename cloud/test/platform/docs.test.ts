@@ -27,7 +27,9 @@ describe('OpenAPI documentation', () => {
     expect(Object.keys(doc.components.securitySchemes)).toEqual(
       expect.arrayContaining(['adminSession', 'apiKey', 'portalJwt', 'internalSecret']),
     );
-    for (const [path, methods] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(doc.paths)) {
+    for (const [path, methods] of Object.entries<Record<string, { responses: Record<string, unknown> }>>(
+      doc.paths,
+    )) {
       for (const [method, op] of Object.entries(methods)) {
         expect(op.responses['500'], `${method} ${path} documents 500`).toBeDefined();
       }

@@ -35,7 +35,11 @@ describe('HTTP platform', () => {
     const res = await t.request(method, path, method === 'POST' ? { body: { name: 'x' } } : {});
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 404, code: 'not_found', type: expect.stringContaining('not_found') });
+    expect(res.body).toMatchObject({
+      status: 404,
+      code: 'not_found',
+      type: expect.stringContaining('not_found'),
+    });
     expect(res.body.requestId).toBe(res.headers.get('x-request-id'));
   });
 
@@ -49,9 +53,13 @@ describe('HTTP platform', () => {
   });
 
   it('keeps a well-formed incoming request id and generates one otherwise', async () => {
-    const kept = await t.request('GET', '/v1/health/live', { headers: { 'x-request-id': 'trace-abc-12345' } });
+    const kept = await t.request('GET', '/v1/health/live', {
+      headers: { 'x-request-id': 'trace-abc-12345' },
+    });
     expect(kept.headers.get('x-request-id')).toBe('trace-abc-12345');
-    const replaced = await t.request('GET', '/v1/health/live', { headers: { 'x-request-id': 'bad id <script>' } });
+    const replaced = await t.request('GET', '/v1/health/live', {
+      headers: { 'x-request-id': 'bad id <script>' },
+    });
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
@@ -83,7 +91,10 @@ describe('request bodies', () => {
   afterAll(() => t.close());
 
   it('answers malformed JSON with 400 malformed_json', async () => {
-    const res = await t.request('POST', '/v1/auth/login', { raw: '{"email": ', headers: { 'content-type': 'application/json' } });
+    const res = await t.request('POST', '/v1/auth/login', {
+      raw: '{"email": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('malformed_json');
   });
@@ -98,13 +109,18 @@ describe('request bodies', () => {
   });
 
   it('answers a body over the limit with 413 payload_too_large', async () => {
-    const res = await t.request('POST', '/v1/auth/login', { body: { email: 'a@b.co', password: 'x'.repeat(4096) } });
+    const res = await t.request('POST', '/v1/auth/login', {
+      body: { email: 'a@b.co', password: 'x'.repeat(4096) },
+    });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
   });
 
   it('answers a non-JSON body with 415 unsupported_media_type', async () => {
-    const res = await t.request('POST', '/v1/auth/login', { raw: 'email=a', headers: { 'content-type': 'text/plain' } });
+    const res = await t.request('POST', '/v1/auth/login', {
+      raw: 'email=a',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(res.status).toBe(415);
     expect(res.body.code).toBe('unsupported_media_type');
   });

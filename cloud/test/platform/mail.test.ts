@@ -12,7 +12,12 @@ const logger = createLogger('silent');
 describe('mail', () => {
   it('writes each message as an .eml file when no SMTP server is configured', async () => {
     const outboxDir = await mkdtemp(path.join(os.tmpdir(), 'portico-mail-'));
-    const mailer = createMailer({ smtpUrl: undefined, from: 'Portico <no-reply@portico.local>', outboxDir, logger });
+    const mailer = createMailer({
+      smtpUrl: undefined,
+      from: 'Portico <no-reply@portico.local>',
+      outboxDir,
+      logger,
+    });
     await mailer.send({ to: 'ana@example.com', subject: 'Your link', text: 'Open https://x/y' });
     const files = await readdir(outboxDir);
     expect(files).toHaveLength(1);

@@ -53,7 +53,12 @@ describe('the service process on its embedded defaults', () => {
   let env: Record<string, string>;
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-proc-'));
-    env = { DATA_DIR: dataDir, PORT: String(await freePort()), MQTT_PORT: String(await freePort()), HOST: '127.0.0.1' };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      MQTT_PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+    };
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
@@ -67,13 +72,23 @@ describe('the service process on its embedded defaults', () => {
     expect(await first.exited).toBe(0);
 
     // The CLI works on the same DATA_DIR while the server is stopped.
-    const cli = run('src/cli/main.ts', ['tenant', 'create', '--slug', 'acme', '--name', 'Acme', '--admin-email', 'Ops@Acme.test', '--json'], env);
+    const cli = run(
+      'src/cli/main.ts',
+      ['tenant', 'create', '--slug', 'acme', '--name', 'Acme', '--admin-email', 'Ops@Acme.test', '--json'],
+      env,
+    );
     expect(await cli.exited, cli.err()).toBe(0);
     const created = JSON.parse(cli.out());
     expect(created).toMatchObject({ slug: 'acme', adminEmail: 'ops@acme.test' });
     expect(created.adminPassword.length).toBeGreaterThanOrEqual(20);
     expect(created.webhookSecret).toMatch(/^whsec_/);
-    expect(Object.keys(created).sort()).toEqual(['adminEmail', 'adminPassword', 'slug', 'tenantId', 'webhookSecret']);
+    expect(Object.keys(created).sort()).toEqual([
+      'adminEmail',
+      'adminPassword',
+      'slug',
+      'tenantId',
+      'webhookSecret',
+    ]);
 
     const second = run('src/main.ts', [], env);
     await waitReady(url, second.child);
@@ -81,7 +96,11 @@ describe('the service process on its embedded defaults', () => {
     // Both tenants survived the restart: the slug is taken.
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-    const again = run('src/cli/main.ts', ['tenant', 'create', '--slug', 'acme', '--name', 'Acme 2', '--admin-email', 'x@acme.test'], env);
+    const again = run(
+      'src/cli/main.ts',
+      ['tenant', 'create', '--slug', 'acme', '--name', 'Acme 2', '--admin-email', 'x@acme.test'],
+      env,
+    );
     expect(await again.exited).toBe(2);
     expect(again.err()).toContain('A tenant with slug "acme" exists');
   }, 180_000);
@@ -100,7 +119,11 @@ describe('the service process on its embedded defaults', () => {
   }, 120_000);
 
   it('rejects invalid CLI input with a clear message', async () => {
-    const bad = run('src/cli/main.ts', ['tenant', 'create', '--slug', 'Bad Slug!', '--name', 'X', '--admin-email', 'nope'], env);
+    const bad = run(
+      'src/cli/main.ts',
+      ['tenant', 'create', '--slug', 'Bad Slug!', '--name', 'X', '--admin-email', 'nope'],
+      env,
+    );
     expect(await bad.exited).toBe(2);
     expect(bad.err()).toMatch(/--slug/);
     expect(bad.err()).toMatch(/--admin-email/);

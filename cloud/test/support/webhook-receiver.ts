@@ -28,7 +28,8 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     async waitFor(count, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`expected ${count} webhook requests, got ${received.length}`);
+        if (Date.now() > deadline)
+          throw new Error(`expected ${count} webhook requests, got ${received.length}`);
         await new Promise<void>((resolve) => {
           waiting.add(resolve);
           setTimeout(resolve, 50);
@@ -46,7 +47,11 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), receivedAt: Date.now() });
+      received.push({
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      });
       waiting.forEach((w) => w());
       if (receiver.respondWith !== 'hang') res.writeHead(receiver.respondWith).end();
     });

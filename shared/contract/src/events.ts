@@ -20,13 +20,11 @@ export const EventName = z.enum([...WEBHOOK_EVENTS, ...BUS_ONLY_EVENTS]);
 export type EventName = z.infer<typeof EventName>;
 
 export const CheckinMethod = z.enum(['facial', 'qr', 'link', 'manual']);
-export const GeofenceStatus = z
-  .enum(['ok', 'outside', 'unknown', 'not_applicable'])
-  .openapi({
-    description:
-      '`ok` inside the event radius; `outside` beyond it (check-in approved with `checkin.geofence_alert`); ' +
-      '`unknown` the event has a geofence but no location was sent; `not_applicable` no event or no geofence.',
-  });
+export const GeofenceStatus = z.enum(['ok', 'outside', 'unknown', 'not_applicable']).openapi({
+  description:
+    '`ok` inside the event radius; `outside` beyond it (check-in approved with `checkin.geofence_alert`); ' +
+    '`unknown` the event has a geofence but no location was sent; `not_applicable` no event or no geofence.',
+});
 
 export const CheckinEventData = z
   .object({
@@ -72,7 +70,9 @@ export type EventData<N extends EventName> = z.infer<(typeof EVENT_DATA)[N]>;
  */
 export const WebhookPayload = z
   .object({
-    id: z.string().openapi({ description: 'Event id: the same on every retry and on the bus; deduplicate by it.' }),
+    id: z
+      .string()
+      .openapi({ description: 'Event id: the same on every retry and on the bus; deduplicate by it.' }),
     event: EventName,
     tenantId: z.string(),
     timestamp: Timestamp,

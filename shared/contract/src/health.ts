@@ -6,7 +6,11 @@ export const HealthReady = z
   .object({
     status: z.enum(['ok', 'unavailable']),
     checks: z.object({
-      database: z.object({ ok: z.boolean(), latencyMs: z.number().optional(), reason: z.string().optional() }),
+      database: z.object({
+        ok: z.boolean(),
+        latencyMs: z.number().optional(),
+        reason: z.string().optional(),
+      }),
     }),
   })
   .openapi('HealthReady');

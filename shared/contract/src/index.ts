@@ -5,3 +5,4 @@ export * from './health.js';
 export * from './auth.js';
 export * from './applications.js';
 export * from './tenants.js';
+export * from './events.js';

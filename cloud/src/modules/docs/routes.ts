@@ -7,6 +7,10 @@ export function docsRouter(document: object): Router {
   router.get('/docs-json', (_req, res) => {
     res.json(document);
   });
-  router.use('/docs', swaggerUi.serveFiles(document), swaggerUi.setup(document, { customSiteTitle: 'Portico API' }));
+  router.use(
+    '/docs',
+    swaggerUi.serveFiles(document),
+    swaggerUi.setup(document, { customSiteTitle: 'Portico API' }),
+  );
   return router;
 }

@@ -35,7 +35,10 @@ export function healthRoutes({ db }: Pick<AppDeps, 'db'>) {
           return { status: 200, body: { status: 'ok', checks: { database: { ok: true, latencyMs } } } };
         } catch (err) {
           const reason = err instanceof Error ? err.message.split('\n')[0] : 'database unreachable';
-          return { status: 503, body: { status: 'unavailable', checks: { database: { ok: false, reason } } } };
+          return {
+            status: 503,
+            body: { status: 'unavailable', checks: { database: { ok: false, reason } } },
+          };
         }
       },
     }),

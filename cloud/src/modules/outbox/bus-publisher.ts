@@ -48,7 +48,10 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
             where: { id: row.id },
             data: { lockedUntil: null, busNextAttemptAt: new Date(deps.clock.now().getTime() + backoff) },
           });
-          deps.logger.warn({ eventId: row.id, attempt: row.bus_attempts, err: (err as Error).message }, 'bus publish failed');
+          deps.logger.warn(
+            { eventId: row.id, attempt: row.bus_attempts, err: (err as Error).message },
+            'bus publish failed',
+          );
         }
       }
       return rows.length === BATCH;

@@ -1,6 +1,12 @@
 // The outbox: a state change and the events it causes are written in the same transaction, so an
 // event is never lost nor sent for a change that rolled back. Workers deliver from these rows.
-import { EVENT_DATA, WEBHOOK_EVENTS, type EventData, type EventName, type WebhookPayload } from '@portico/contract';
+import {
+  EVENT_DATA,
+  WEBHOOK_EVENTS,
+  type EventData,
+  type EventName,
+  type WebhookPayload,
+} from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
@@ -40,11 +46,20 @@ export async function emitEvent<N extends EventName>(
     },
   });
   if (!webhookEvents.has(event.name)) return { id, hasWebhook: false };
-  const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: event.tenantId }, select: { settings: true } });
+  const tenant = await tx.tenant.findUniqueOrThrow({
+    where: { id: event.tenantId },
+    select: { settings: true },
+  });
   const { webhookUrl } = tenantSettingsOf(tenant.settings);
   if (!webhookUrl) return { id, hasWebhook: false };
   await tx.webhookDelivery.create({
-    data: { id: newId(), outboxEventId: id, tenantId: event.tenantId, url: webhookUrl, nextAttemptAt: event.at },
+    data: {
+      id: newId(),
+      outboxEventId: id,
+      tenantId: event.tenantId,
+      url: webhookUrl,
+      nextAttemptAt: event.at,
+    },
   });
   return { id, hasWebhook: true };
 }

@@ -10,7 +10,10 @@ import { generatePassword, hashPassword } from '../auth/passwords.js';
 export const ProvisionTenantInput = z.object({
   slug: z
     .string()
-    .regex(/^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/, 'lower-case letters, digits and dashes, 1-40 characters'),
+    .regex(
+      /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/,
+      'lower-case letters, digits and dashes, 1-40 characters',
+    ),
   name: z.string().trim().min(1).max(200),
   adminEmail: z.email().transform((e) => e.toLowerCase()),
   adminPassword: z.string().min(12, 'at least 12 characters').max(256).optional(),
@@ -35,7 +38,9 @@ export async function provisionTenant(
 ): Promise<ProvisionedTenant> {
   const parsed = ProvisionTenantInput.safeParse(input);
   if (!parsed.success) {
-    throw new ProvisionError(parsed.error.issues.map((i) => `--${kebab(String(i.path[0]))}: ${i.message}`).join('\n'));
+    throw new ProvisionError(
+      parsed.error.issues.map((i) => `--${kebab(String(i.path[0]))}: ${i.message}`).join('\n'),
+    );
   }
   const { slug, name, adminEmail } = parsed.data;
   const adminPassword = parsed.data.adminPassword ?? generatePassword();
@@ -43,7 +48,8 @@ export async function provisionTenant(
   const tenantId = newId();
   const passwordHash = await hashPassword(adminPassword);
   const { prisma } = deps.db;
-  if (await prisma.tenant.findUnique({ where: { slug } })) throw new ProvisionError(`A tenant with slug "${slug}" exists`);
+  if (await prisma.tenant.findUnique({ where: { slug } }))
+    throw new ProvisionError(`A tenant with slug "${slug}" exists`);
   if (await prisma.user.findUnique({ where: { email: adminEmail } })) {
     throw new ProvisionError(`A user with e-mail ${adminEmail} exists`);
   }

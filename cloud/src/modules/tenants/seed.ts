@@ -4,7 +4,11 @@ import { provisionTenant } from './provision.js';
 
 export async function seedDemoTenant(deps: Pick<AppDeps, 'db' | 'cipher'>, print: (text: string) => void) {
   if ((await deps.db.prisma.tenant.count()) > 0) return;
-  const t = await provisionTenant(deps, { slug: 'demo', name: 'Demo', adminEmail: 'admin@demo.portico.local' });
+  const t = await provisionTenant(deps, {
+    slug: 'demo',
+    name: 'Demo',
+    adminEmail: 'admin@demo.portico.local',
+  });
   print(
     [
       '',

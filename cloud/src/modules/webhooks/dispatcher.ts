@@ -100,7 +100,12 @@ export function createWebhookDispatcher(deps: {
       ));
     } catch (err) {
       permanent = err instanceof BlockedAddressError;
-      error = err instanceof Error ? (err.name === 'TimeoutError' || err.name === 'AbortError' ? 'timeout after 10 s' : err.message) : String(err);
+      error =
+        err instanceof Error
+          ? err.name === 'TimeoutError' || err.name === 'AbortError'
+            ? 'timeout after 10 s'
+            : err.message
+          : String(err);
     }
     const durationMs = Math.round(performance.now() - started);
     const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
@@ -109,7 +114,15 @@ export function createWebhookDispatcher(deps: {
     const outcome = ok ? 'delivered' : permanent || retryIn === undefined ? 'failed' : 'retry';
     await prisma.$transaction(async (tx) => {
       await tx.webhookAttempt.create({
-        data: { id: newId(), tenantId: row.tenant_id, deliveryId: row.id, attempt: row.attempts, statusCode, error, durationMs },
+        data: {
+          id: newId(),
+          tenantId: row.tenant_id,
+          deliveryId: row.id,
+          attempt: row.attempts,
+          statusCode,
+          error,
+          durationMs,
+        },
       });
       await tx.webhookDelivery.update({
         where: { id: row.id },
@@ -124,7 +137,16 @@ export function createWebhookDispatcher(deps: {
       });
     });
     deps.logger.info(
-      { deliveryId: row.id, tenantId: row.tenant_id, event: payload.event, attempt: row.attempts, statusCode, error, durationMs, outcome },
+      {
+        deliveryId: row.id,
+        tenantId: row.tenant_id,
+        event: payload.event,
+        attempt: row.attempts,
+        statusCode,
+        error,
+        durationMs,
+        outcome,
+      },
       'webhook attempt',
     );
   }

@@ -21,7 +21,8 @@ function guardedLookup(allowPrivate: boolean): LookupFunction {
       if (allowed.length === 0) {
         return callback(new BlockedAddressError(`${hostname} resolves only to non-public addresses`), '', 0);
       }
-      if ((options as dns.LookupOptions).all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, allowed);
+      if ((options as dns.LookupOptions).all)
+        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, allowed);
       callback(null, allowed[0]!.address, allowed[0]!.family);
     });
   };
@@ -35,7 +36,10 @@ export function postJson(
 ): Promise<PostResult> {
   const target = new URL(url);
   const literal = target.hostname.replace(/^\[|\]$/g, '');
-  if (!options.allowPrivate && (literal === 'localhost' || (isIP(literal) !== 0 && !isPublicAddress(literal)))) {
+  if (
+    !options.allowPrivate &&
+    (literal === 'localhost' || (isIP(literal) !== 0 && !isPublicAddress(literal)))
+  ) {
     return Promise.reject(new BlockedAddressError(`${target.hostname} is not a public address`));
   }
   const client = target.protocol === 'https:' ? https : http;
@@ -44,7 +48,11 @@ export function postJson(
       target,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
         lookup: guardedLookup(options.allowPrivate),
         signal: AbortSignal.timeout(options.timeoutMs),
       },
