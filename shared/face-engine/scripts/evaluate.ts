@@ -3,38 +3,16 @@
  * (default ../shared/faces from the workspace root; identity = the name of the folder holding the
  * image) and prints rank-1, EER, TAR at FAR 1e-3, score ranges, a threshold and per-stage latency.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Analyzer } from '../src/analyzer.js';
 import { DEFAULT_LIMITS } from '../src/decode.js';
 import { isFaceEngineError } from '../src/errors.js';
-import { evaluateEmbeddings, percentile, type LabelledEmbedding } from '../src/evaluation.js';
+import { evaluateEmbeddings, labelledImages, percentile, type LabelledEmbedding } from '../src/evaluation.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
 import { resolveModelDir } from '../src/models/model-dir.js';
 import type { StageTimings } from '../src/types.js';
-
-const IMAGE = /\.(jpe?g|png)$/i;
-
-/**
- * Images in leaf folders at least two levels down (group/identity/*), labelled by that path; loose
- * images and top-level folders (group photos, spoof samples) carry no identity and are skipped.
- */
-async function labelledImages(root: string): Promise<Array<{ label: string; file: string }>> {
-  const out: Array<{ label: string; file: string }> = [];
-  const walk = async (dir: string, rel: string): Promise<void> => {
-    const entries = await readdir(dir, { withFileTypes: true });
-    const subdirs = entries.filter((e) => e.isDirectory());
-    if (subdirs.length === 0 && rel.includes('/')) {
-      for (const e of entries) if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
-    }
-    for (const d of subdirs.sort((a, b) => a.name.localeCompare(b.name))) {
-      await walk(path.join(dir, d.name), rel ? `${rel}/${d.name}` : d.name);
-    }
-  };
-  await walk(root, '');
-  return out;
-}
 
 const workspaceRoot = path.dirname(resolveModelDir({}));
 const folder = path.resolve(process.argv[2] ?? path.join(workspaceRoot, '..', 'shared', 'faces'));

@@ -1,4 +1,6 @@
 /** Verification and identification metrics over labelled embeddings (used by `pnpm eval` and tests). */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { cosineSimilarity } from './embedding.js';
 
 export interface LabelledEmbedding {
@@ -103,3 +105,26 @@ function countBelow(sorted: readonly number[], t: number): number {
   }
   return lo;
 }
+
+const IMAGE = /\.(jpe?g|png)$/i;
+
+/**
+ * Images in leaf folders at least two levels down (group/identity/*), labelled by that path; loose
+ * images and top-level folders (group photos, spoof samples) carry no identity and are skipped.
+ */
+export async function labelledImages(root: string): Promise<Array<{ label: string; file: string }>> {
+  const out: Array<{ label: string; file: string }> = [];
+  const walk = async (dir: string, rel: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true });
+    const subdirs = entries.filter((e) => e.isDirectory());
+    if (subdirs.length === 0 && rel.includes('/')) {
+      for (const e of entries) if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
+    }
+    for (const d of subdirs.sort((a, b) => a.name.localeCompare(b.name))) {
+      await walk(path.join(dir, d.name), rel ? `${rel}/${d.name}` : d.name);
+    }
+  };
+  await walk(root, '');
+  return out;
+}
+

@@ -195,7 +195,7 @@ describe('analyze on the registry group photos', () => {
     expect(await codeOf(engine.analyze(Buffer.from('GIF89a......')))).toBe('unsupported_image');
   });
 
-  it('keeps the caller event loop responsive while analysing', async () => {
+  it('keeps the caller event loop free while analysing', async () => {
     let last = performance.now();
     let worst = 0;
     const timer = setInterval(() => {
@@ -203,10 +203,15 @@ describe('analyze on the registry group photos', () => {
       worst = Math.max(worst, now - last);
       last = now;
     }, 5);
+    const before = performance.eventLoopUtilization();
     await Promise.all([...photos.values()].map((p) => engine.analyze(p, { liveness: true })));
+    const { utilization } = performance.eventLoopUtilization(before);
     clearInterval(timer);
-    // Each analysis takes well over 100 ms of CPU on a 1920 px photo; none of it may land on this thread.
-    expect(worst).toBeLessThan(60);
+    // Six 1920 px photos cost over a second of CPU. Run on this thread, utilisation would be near 1;
+    // in the pool this thread only posts messages. (Timer gaps also include CPU contention from the
+    // workers and other test files on a 2-core machine, hence the loose bound on them.)
+    expect(utilization).toBeLessThan(0.25);
+    expect(worst).toBeLessThan(250);
   });
 
   it('refuses work after close with engine_closed', async () => {

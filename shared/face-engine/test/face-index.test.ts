@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import {
+  cosineSimilarity,
+  embeddingFromBuffer,
+  embeddingToBuffer,
+  FaceIndex,
+  FAST_SEARCH_MIN_SIZE,
+} from '../src/index.js';
+
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a ^= a << 13;
+    a ^= a >>> 17;
+    a ^= a << 5;
+    return (a >>> 0) / 4294967296 - 0.5;
+  };
+}
+
+function unit(v: Float32Array): Float32Array {
+  let n = 0;
+  for (const x of v) n += x * x;
+  return v.map((x) => x / Math.sqrt(n));
+}
+
+/** A random template, and a probe of it at cosine ~`similarity` (a genuine capture of the same face). */
+function synthetic(next: () => number): Float32Array {
+  return unit(Float32Array.from({ length: 512 }, next));
+}
+
+function probeOf(template: Float32Array, similarity: number, next: () => number): Float32Array {
+  const noise = synthetic(next);
+  const w = Math.sqrt(1 - similarity * similarity);
+  return unit(template.map((x, i) => similarity * x + w * noise[i]!));
+}
+
+describe('FaceIndex', () => {
+  it('adds, replaces and removes templates, keeping ids and scores right', () => {
+    const next = generator(7);
+    const index = new FaceIndex({ initialCapacity: 16 });
+    const vectors = Array.from({ length: 40 }, () => synthetic(next));
+    vectors.forEach((v, i) => index.add(`p${i}`, v));
+    expect(index.size).toBe(40);
+    expect(index.search(vectors[3]!, 1)[0]).toEqual({ id: 'p3', score: expect.closeTo(1, 5) });
+    expect(index.remove('p3')).toBe(true);
+    expect(index.remove('p3')).toBe(false);
+    expect(index.size).toBe(39);
+    expect(index.search(vectors[3]!, 1)[0]!.id).not.toBe('p3');
+    // The last row moved into p3's place: it must still be found under its own id, in both modes.
+    for (const mode of ['exact', 'fast'] as const) {
+      expect(index.search(vectors[39]!, 1, { mode })[0]!.id).toBe('p39');
+    }
+    index.add('p5', vectors[6]!);
+    expect(index.size).toBe(39);
+    expect(index.search(vectors[6]!, 2).map((h) => h.id).sort()).toEqual(['p5', 'p6']);
+  });
+
+  it('returns exact cosine scores in descending order, and nothing from an empty index', () => {
+    const next = generator(11);
+    const index = new FaceIndex();
+    expect(index.search(synthetic(next), 5)).toEqual([]);
+    const vectors = Array.from({ length: 300 }, () => synthetic(next));
+    vectors.forEach((v, i) => index.add(String(i), v.map((x) => x * 3)));
+    const query = synthetic(next);
+    const hits = index.search(query, 10, { mode: 'exact' });
+    const expected = vectors
+      .map((v, i) => ({ id: String(i), score: cosineSimilarity(query, v) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 10);
+    expect(hits.map((h) => h.id)).toEqual(expected.map((e) => e.id));
+    hits.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 5));
+  });
+
+  it(`fast path agrees with exact search at rank 1 for >= 99 % of genuine-like probes (${FAST_SEARCH_MIN_SIZE} templates)`, () => {
+    const next = generator(42);
+    const index = new FaceIndex({ initialCapacity: FAST_SEARCH_MIN_SIZE });
+    const vectors = Array.from({ length: FAST_SEARCH_MIN_SIZE }, () => synthetic(next));
+    vectors.forEach((v, i) => index.add(String(i), v));
+    let agree = 0;
+    const probes = 300;
+    for (let i = 0; i < probes; i++) {
+      const probe = probeOf(vectors[Math.floor((next() + 0.5) * vectors.length)]!, 0.5, next);
+      const exact = index.search(probe, 1, { mode: 'exact' })[0]!;
+      const fast = index.search(probe, 1, { mode: 'fast' })[0]!;
+      if (fast.id === exact.id) {
+        agree++;
+        expect(fast.score).toBeCloseTo(exact.score, 5);
+      }
+    }
+    expect(agree / probes).toBeGreaterThanOrEqual(0.99);
+  }, 30_000);
+
+  it('round-trips embeddings through a 2048-byte little-endian buffer', () => {
+    const v = synthetic(generator(3));
+    const buffer = embeddingToBuffer(v);
+    expect(buffer.length).toBe(2048);
+    expect(embeddingFromBuffer(buffer)).toEqual(v);
+  });
+
+  it('refuses embeddings of the wrong length', () => {
+    const index = new FaceIndex();
+    expect(() => index.add('x', new Float32Array(128))).toThrow(RangeError);
+    expect(() => index.search(new Float32Array(3), 1)).toThrow(RangeError);
+  });
+});

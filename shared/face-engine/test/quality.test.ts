@@ -1,0 +1,86 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp, { type Sharp } from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Analyzer } from '../src/analyzer.js';
+import { DEFAULT_LIMITS } from '../src/decode.js';
+import { loadVerifiedModels } from '../src/models/model-store.js';
+import { resolveModelDir } from '../src/models/model-dir.js';
+import { HAS_LABELLED, LABELLED_DIR, LABELLED_SKIP_REASON, registryPhotos } from './fixtures.js';
+
+// Quality is a property of the chain, not of the pool: run the analyzer in-process for speed.
+let analyzer: Analyzer;
+let photos: Map<string, Buffer>;
+
+beforeAll(async () => {
+  analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), { limits: DEFAULT_LIMITS });
+  photos = await registryPhotos();
+}, 60_000);
+
+afterAll(async () => {
+  await analyzer?.release();
+});
+
+const degradations: Record<string, (image: Sharp, width: number) => Sharp> = {
+  blurred: (image) => image.blur(3),
+  darkened: (image) => image.linear(0.2, 0),
+  shrunk: (image, width) => image.resize(Math.round(width / 4)),
+};
+
+/** Quality of a clean image and of each degradation of it; a lost detection counts as quality 0. */
+async function qualities(clean: Buffer): Promise<Record<string, number>> {
+  const { width } = await sharp(clean).metadata();
+  const out: Record<string, number> = { clean: (await analyzer.analyze(clean)).quality };
+  for (const [name, degrade] of Object.entries(degradations)) {
+    const bytes = await degrade(sharp(clean), width!).png().toBuffer();
+    out[name] = await analyzer.analyze(bytes).then(
+      (r) => r.quality,
+      () => 0,
+    );
+  }
+  return out;
+}
+
+async function primaryCrop(photo: Buffer): Promise<Buffer> {
+  const { face, image } = await analyzer.analyze(photo);
+  const m = 0.5;
+  const left = Math.max(0, Math.round(face.box.x - face.box.width * m));
+  const top = Math.max(0, Math.round(face.box.y - face.box.height * m));
+  const width = Math.min(image.width - left, Math.round(face.box.width * (1 + 2 * m)));
+  const height = Math.min(image.height - top, Math.round(face.box.height * (1 + 2 * m)));
+  return sharp(photo).extract({ left, top, width, height }).png().toBuffer();
+}
+
+describe('quality on registry photos', () => {
+  it('scores a clean face clearly above the same face blurred, darkened or shrunk', async () => {
+    for (const name of ['sample3.jpg', 'sample5.jpg', 'sample6.jpg']) {
+      const q = await qualities(await primaryCrop(photos.get(name)!));
+      for (const degraded of Object.keys(degradations)) {
+        expect(q.clean! - q[degraded]!, `${name}: clean ${q.clean} vs ${degraded} ${q[degraded]}`).toBeGreaterThan(0.15);
+      }
+    }
+  }, 30_000);
+
+  it('scores a face turned away (sample2, yaw about 70 degrees) below 0.2 and below every frontal primary', async () => {
+    const turned = await analyzer.analyze(photos.get('sample2.jpg')!);
+    expect(Math.abs(turned.pose.yaw)).toBeGreaterThan(45);
+    expect(turned.qualityFactors.pose).toBeLessThan(0.2);
+    expect(turned.quality).toBeLessThan(0.2);
+    for (const name of ['sample3.jpg', 'sample6.jpg']) {
+      expect((await analyzer.analyze(photos.get(name)!)).quality).toBeGreaterThan(turned.quality + 0.3);
+    }
+  });
+});
+
+describe.skipIf(!HAS_LABELLED)(`quality on ../shared/faces${HAS_LABELLED ? '' : ` (${LABELLED_SKIP_REASON})`}`, () => {
+  it('orders clean above blurred, darkened and shrunk for the first photo of every john', async () => {
+    const johns = path.join(LABELLED_DIR, 'johns');
+    for (const person of readdirSync(johns).sort()) {
+      const first = readdirSync(path.join(johns, person)).sort()[0]!;
+      const q = await qualities(readFileSync(path.join(johns, person, first)));
+      for (const degraded of Object.keys(degradations)) {
+        expect(q.clean! - q[degraded]!, `${person}: clean ${q.clean} vs ${degraded} ${q[degraded]}`).toBeGreaterThan(0.15);
+      }
+    }
+  }, 30_000);
+});
