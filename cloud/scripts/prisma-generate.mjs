@@ -17,7 +17,11 @@ const marker = join(cloudDir, 'src', 'generated', 'prisma', 'client.ts');
 const force = process.argv.includes('--force');
 
 const mtime = (file) => statSync(file).mtimeMs;
-if (!force && existsSync(marker) && mtime(marker) > Math.max(mtime(schema), mtime(fileURLToPath(import.meta.url)))) {
+if (
+  !force &&
+  existsSync(marker) &&
+  mtime(marker) > Math.max(mtime(schema), mtime(fileURLToPath(import.meta.url)))
+) {
   process.exit(0);
 }
 

@@ -11,14 +11,21 @@ import {
 import * as bindings from '@prisma/schema-engine-wasm/schema_engine_bg';
 import type { DiffTarget } from '@prisma/schema-engine-wasm';
 
+// lib ES2023 without DOM types does not declare the WebAssembly global Node provides.
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: Record<string, unknown>) => { exports: Record<string, unknown> };
+}
+const { WebAssembly: wasm } = globalThis as unknown as { WebAssembly: WasmApi };
+
 let instantiated = false;
 
 function instantiate(): void {
   if (instantiated) return;
   const require = createRequire(import.meta.url);
   const wasmFile = require.resolve('@prisma/schema-engine-wasm/schema_engine_bg').replace(/\.js$/, '.wasm');
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmFile)), {
-    './schema_engine_bg.js': bindings as unknown as WebAssembly.ModuleImports,
+  const instance = new wasm.Instance(new wasm.Module(readFileSync(wasmFile)), {
+    './schema_engine_bg.js': bindings,
   });
   bindings.__wbg_set_wasm(instance.exports);
   (instance.exports as { __wbindgen_start(): void }).__wbindgen_start();
@@ -38,7 +45,10 @@ function target(source: SchemaSource, schemaPath: string): DiffTarget {
     case 'empty':
       return { tag: 'empty' };
     case 'schema':
-      return { tag: 'schemaDatamodel', files: [{ path: source.path, content: readFileSync(source.path, 'utf8') }] };
+      return {
+        tag: 'schemaDatamodel',
+        files: [{ path: source.path, content: readFileSync(source.path, 'utf8') }],
+      };
     case 'database':
       return {
         tag: 'schemaDatasource',

@@ -3,11 +3,12 @@ import { newId, type Database, type Tx } from '../../src/infra/db/index.js';
 import { createTestDatabase, testBackend } from '../support/database.js';
 
 let db: Database;
+// The first call of a process builds the migrated PGlite snapshot (initdb in WASM): slow on a busy runner.
 beforeAll(async () => {
   const started = Date.now();
   db = await createTestDatabase();
   console.log(`createTestDatabase (${testBackend}): ${Date.now() - started} ms`);
-});
+}, 180_000);
 afterAll(() => db?.close());
 
 async function tenant(tx: Tx = db.prisma) {
@@ -34,20 +35,44 @@ describe(`generated client on ${testBackend}`, () => {
         birthDate: new Date('1990-05-06T00:00:00.000Z'),
       },
     });
-    const read = await db.prisma.person.findUniqueOrThrow({ where: { id: person.id }, include: { tenant: true } });
-    expect(read).toMatchObject({ name: 'Ana Souza', document: '123.456.789-00', externalId: 'crm-1', anonymisedAt: null });
+    const read = await db.prisma.person.findUniqueOrThrow({
+      where: { id: person.id },
+      include: { tenant: true },
+    });
+    expect(read).toMatchObject({
+      name: 'Ana Souza',
+      document: '123.456.789-00',
+      externalId: 'crm-1',
+      anonymisedAt: null,
+    });
     expect(read.birthDate?.toISOString()).toBe('1990-05-06T00:00:00.000Z');
     expect(read.createdAt).toBeInstanceOf(Date);
     expect(Buffer.from(read.tenant.webhookSecretEnc)).toEqual(Buffer.from([1, 2, 3]));
     expect(read.tenant.settings).toEqual({});
 
     const user = await db.prisma.user.create({
-      data: { id: newId(), tenantId: t.id, email: `${newId()}@example.com`, passwordHash: 'x', role: 'owner', mfaLastStep: 58_000_000_123n },
+      data: {
+        id: newId(),
+        tenantId: t.id,
+        email: `${newId()}@example.com`,
+        passwordHash: 'x',
+        role: 'owner',
+        mfaLastStep: 58_000_000_123n,
+      },
     });
-    expect((await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).mfaLastStep).toBe(58_000_000_123n);
+    expect((await db.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).mfaLastStep).toBe(
+      58_000_000_123n,
+    );
 
     const event = await db.prisma.event.create({
-      data: { id: newId(), tenantId: t.id, name: 'Launch', publicToken: newId(), checkinMethods: ['facial', 'qr'], branding: { color: '#123456' } },
+      data: {
+        id: newId(),
+        tenantId: t.id,
+        name: 'Launch',
+        publicToken: newId(),
+        checkinMethods: ['facial', 'qr'],
+        branding: { color: '#123456' },
+      },
     });
     expect(await db.prisma.event.findUniqueOrThrow({ where: { id: event.id } })).toMatchObject({
       checkinMethods: ['facial', 'qr'],
@@ -60,7 +85,9 @@ describe(`generated client on ${testBackend}`, () => {
     const t = await tenant();
     const data = { tenantId: t.id, externalId: 'dup', name: 'A', document: '1' };
     await db.prisma.person.create({ data: { id: newId(), ...data } });
-    await expect(db.prisma.person.create({ data: { id: newId(), ...data } })).rejects.toMatchObject({ code: 'P2002' });
+    await expect(db.prisma.person.create({ data: { id: newId(), ...data } })).rejects.toMatchObject({
+      code: 'P2002',
+    });
     // The same external id in another tenant is fine.
     const other = await tenant();
     await db.prisma.person.create({ data: { id: newId(), ...data, tenantId: other.id } });
@@ -83,17 +110,35 @@ describe(`generated client on ${testBackend}`, () => {
 
   it('keeps check-in history when a person is deleted, and a tenant delete removes everything', async () => {
     const t = await tenant();
-    const person = await db.prisma.person.create({ data: { id: newId(), tenantId: t.id, name: 'P', document: '1' } });
+    const person = await db.prisma.person.create({
+      data: { id: newId(), tenantId: t.id, name: 'P', document: '1' },
+    });
     await db.prisma.faceTemplate.create({
-      data: { id: newId(), tenantId: t.id, personId: person.id, modelId: 'fr_feature@1', embeddingEnc: Buffer.alloc(16), quality: 0.9 },
+      data: {
+        id: newId(),
+        tenantId: t.id,
+        personId: person.id,
+        modelId: 'fr_feature@1',
+        embeddingEnc: Buffer.alloc(16),
+        quality: 0.9,
+      },
     });
     const checkIn = await db.prisma.checkIn.create({
-      data: { id: newId(), tenantId: t.id, personId: person.id, method: 'facial', outcome: 'success', occurredAt: new Date() },
+      data: {
+        id: newId(),
+        tenantId: t.id,
+        personId: person.id,
+        method: 'facial',
+        outcome: 'success',
+        occurredAt: new Date(),
+      },
     });
 
     await db.prisma.person.delete({ where: { id: person.id } });
     expect(await db.prisma.faceTemplate.count({ where: { tenantId: t.id } })).toBe(0);
-    expect(await db.prisma.checkIn.findUniqueOrThrow({ where: { id: checkIn.id } })).toMatchObject({ personId: null });
+    expect(await db.prisma.checkIn.findUniqueOrThrow({ where: { id: checkIn.id } })).toMatchObject({
+      personId: null,
+    });
 
     await db.prisma.tenant.delete({ where: { id: t.id } });
     expect(await db.prisma.checkIn.count({ where: { tenantId: t.id } })).toBe(0);
@@ -115,7 +160,8 @@ describe(`generated client on ${testBackend}`, () => {
 describe('newId', () => {
   it('makes UUIDv7 strings that sort by creation time', () => {
     const ids = [newId(1_700_000_000_000), newId(1_700_000_000_001), newId(1_800_000_000_000)];
-    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(ids[0]!.replace(/-/g, '').slice(0, 12)).toBe((1_700_000_000_000).toString(16).padStart(12, '0'));
     expect(new Set(Array.from({ length: 1000 }, () => newId())).size).toBe(1000);

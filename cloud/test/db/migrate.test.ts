@@ -36,7 +36,8 @@ async function migrationsCopy() {
 const recorded = (db: Awaited<ReturnType<typeof emptyDatabase>>) =>
   db.conn.query<Row>('SELECT * FROM "_prisma_migrations" ORDER BY migration_name');
 
-describe(`migration runner (${testBackend})`, () => {
+// A new PGlite runs initdb in WASM: seconds when idle, much longer on a busy CI runner.
+describe(`migration runner (${testBackend})`, { timeout: 180_000 }, () => {
   it('applies every migration to an empty database, then has nothing to do', async () => {
     const db = await emptyDatabase();
     const files = await readMigrations();
@@ -106,7 +107,10 @@ describe(`migration runner (${testBackend})`, () => {
     expect(await db.conn.query(`SELECT 1 FROM pg_tables WHERE tablename = 'half_done'`)).toEqual([]);
 
     // Fixing the file lets the next start apply it.
-    await writeFile(join(dir, '20990102000000_broken', 'migration.sql'), 'CREATE TABLE half_done (id int);\n');
+    await writeFile(
+      join(dir, '20990102000000_broken', 'migration.sql'),
+      'CREATE TABLE half_done (id int);\n',
+    );
     expect((await migrate(db.conn, { migrationsDir: dir })).applied).toEqual(['20990102000000_broken']);
   });
 
@@ -119,13 +123,17 @@ describe(`migration runner (${testBackend})`, () => {
       ['0'.repeat(64)],
     );
     await expect(migrate(db.conn)).rejects.toBeInstanceOf(MigrationError);
-    await expect(migrate(db.conn)).rejects.toThrow(/20990101000000_failed is recorded as started but not finished/);
+    await expect(migrate(db.conn)).rejects.toThrow(
+      /20990101000000_failed is recorded as started but not finished/,
+    );
   });
 
   it.skipIf(testBackend !== 'postgres')('serialises concurrent starters on one database', async () => {
     const scratch = await createScratchPostgresDatabase();
     cleanups.push(scratch.drop);
-    const starters = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: scratch.url, poolSize: 1 })));
+    const starters = await Promise.all(
+      [1, 2, 3].map(() => openDatabase({ databaseUrl: scratch.url, poolSize: 1 })),
+    );
     for (const db of starters) cleanups.push(db.close);
 
     const rows = await starters[0]!.prisma.$queryRaw<{ migration_name: string }[]>`

@@ -18,7 +18,10 @@ async function tempDir(): Promise<string> {
 }
 
 const writeLock = (dir: string, pid: number) =>
-  writeFile(join(dir, 'portico.lock'), JSON.stringify({ pid, host: hostname(), since: '2026-01-01T00:00:00.000Z' }));
+  writeFile(
+    join(dir, 'portico.lock'),
+    JSON.stringify({ pid, host: hostname(), since: '2026-01-01T00:00:00.000Z' }),
+  );
 
 describe('PGlite data directory lock', () => {
   it('lets one holder in at a time within a process', async () => {
@@ -27,7 +30,9 @@ describe('PGlite data directory lock', () => {
     await expect(acquireDataDirLock(dir)).rejects.toThrow(/already open in this process/);
     expect(JSON.parse(await readFile(join(dir, 'portico.lock'), 'utf8'))).toMatchObject({ pid: process.pid });
     await release();
-    await (await acquireDataDirLock(dir))();
+    await (
+      await acquireDataDirLock(dir)
+    )();
   });
 
   it('refuses a directory held by another live process', async () => {
@@ -42,21 +47,27 @@ describe('PGlite data directory lock', () => {
     const dir = await tempDir();
     const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
     await writeLock(dir, deadPid);
-    await (await acquireDataDirLock(dir))();
+    await (
+      await acquireDataDirLock(dir)
+    )();
 
     await writeLock(dir, process.pid);
-    await (await acquireDataDirLock(dir))();
+    await (
+      await acquireDataDirLock(dir)
+    )();
   });
 
   it('persists to ${dataDir}/pglite and refuses a second opener while open', async () => {
     const dataDir = await tempDir();
     const db = await openDatabase({ dataDir });
-    await db.prisma.tenant.create({ data: { id: newId(), slug: 'persisted', name: 'P', webhookSecretEnc: Buffer.alloc(1) } });
+    await db.prisma.tenant.create({
+      data: { id: newId(), slug: 'persisted', name: 'P', webhookSecretEnc: Buffer.alloc(1) },
+    });
     await expect(openDatabase({ dataDir })).rejects.toThrow(/already open in this process/);
     await db.close();
 
     const reopened = await openDatabase({ dataDir });
     cleanups.push(reopened.close);
     expect(await reopened.prisma.tenant.findUnique({ where: { slug: 'persisted' } })).not.toBeNull();
-  }, 60_000);
+  }, 180_000);
 });

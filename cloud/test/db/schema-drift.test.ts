@@ -40,12 +40,18 @@ async function editedSchema(): Promise<string> {
 /** A database built from a schema file's own from-empty SQL, bypassing the migrations. */
 async function databaseFromSchema(path: string): Promise<RawDatabase> {
   const db = await database();
-  const { sql } = await diff({ from: { kind: 'empty' }, to: { kind: 'schema', path }, schemaPath: path, adapter: db.adapter });
+  const { sql } = await diff({
+    from: { kind: 'empty' },
+    to: { kind: 'schema', path },
+    schemaPath: path,
+    adapter: db.adapter,
+  });
   await db.conn.exec(sql);
   return db;
 }
 
-describe(`migrations vs schema.prisma (${testBackend})`, () => {
+// A new PGlite runs initdb in WASM: seconds when idle, much longer on a busy CI runner.
+describe(`migrations vs schema.prisma (${testBackend})`, { timeout: 180_000 }, () => {
   it('the migrated catalog equals the catalog schema.prisma produces', async () => {
     const migrated = await database();
     await migrate(migrated.conn);
@@ -76,7 +82,12 @@ describe(`migrations vs schema.prisma (${testBackend})`, () => {
     expect(result.empty).toBe(true);
 
     const edited = await editedSchema();
-    const drift = await diff({ from: { kind: 'database' }, to: { kind: 'schema', path: edited }, schemaPath: edited, adapter: migrated.adapter });
+    const drift = await diff({
+      from: { kind: 'database' },
+      to: { kind: 'schema', path: edited },
+      schemaPath: edited,
+      adapter: migrated.adapter,
+    });
     expect(drift.empty).toBe(false);
     expect(drift.sql).toMatch(/ADD COLUMN\s+"nickname" TEXT/);
   });

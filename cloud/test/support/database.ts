@@ -58,7 +58,8 @@ export async function createScratchPostgresDatabase(): Promise<{ url: string; dr
   return {
     url: url.toString(),
     // FORCE (PostgreSQL 13+) ends sessions a failed test may have left open.
-    drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+    drop: () =>
+      withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
   };
 }
 

@@ -91,7 +91,10 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
   let db: PGlite | undefined;
   try {
-    db = new PGlite({ ...(dir ? { dataDir: dir } : {}), ...(options.snapshot ? { loadDataDir: options.snapshot } : {}) });
+    db = new PGlite({
+      ...(dir ? { dataDir: dir } : {}),
+      ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
+    });
     await db.waitReady;
     await migrate(pgliteConnection(db), { migrationsDir: options.migrationsDir, onLog: options.onLog });
   } catch (error) {

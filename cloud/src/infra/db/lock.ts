@@ -27,7 +27,10 @@ export async function acquireDataDirLock(dir: string): Promise<() => Promise<voi
   }
   // Written aside and hard-linked into place: the lock file appears atomically and complete.
   const pending = `${file}.${process.pid}.${Date.now()}`;
-  await writeFile(pending, JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }));
+  await writeFile(
+    pending,
+    JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() }),
+  );
   try {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
@@ -61,7 +64,11 @@ export async function acquireDataDirLock(dir: string): Promise<() => Promise<voi
 
 async function readOwner(file: string): Promise<{ pid: number; host: string; since: string } | undefined> {
   try {
-    const owner = JSON.parse(await readFile(file, 'utf8')) as { pid?: unknown; host?: unknown; since?: unknown };
+    const owner = JSON.parse(await readFile(file, 'utf8')) as {
+      pid?: unknown;
+      host?: unknown;
+      since?: unknown;
+    };
     if (typeof owner.pid !== 'number' || typeof owner.host !== 'string') return undefined;
     return { pid: owner.pid, host: owner.host, since: String(owner.since) };
   } catch {

@@ -106,7 +106,10 @@ export async function migrate(
 
     const known = new Set(files.map((f) => f.name));
     for (const name of applied.keys()) {
-      if (!known.has(name)) log(`migration ${name} is applied in the database but missing from ${options.migrationsDir ?? defaultMigrationsDir}`);
+      if (!known.has(name))
+        log(
+          `migration ${name} is applied in the database but missing from ${options.migrationsDir ?? defaultMigrationsDir}`,
+        );
     }
 
     const result: MigrateResult = { applied: [], alreadyApplied: [] };
@@ -136,9 +139,12 @@ export async function migrate(
         await conn.exec('COMMIT');
       } catch (error) {
         await conn.exec('ROLLBACK').catch(() => {});
-        throw new MigrationError(`Migration ${file.name} failed and was rolled back: ${(error as Error).message}`, {
-          cause: error,
-        });
+        throw new MigrationError(
+          `Migration ${file.name} failed and was rolled back: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
       }
       log(`applied migration ${file.name} in ${Date.now() - started} ms`);
       result.applied.push(file.name);
@@ -146,6 +152,7 @@ export async function migrate(
     return result;
   } finally {
     // A broken connection releases the lock by itself; keep the original error.
-    if (conn.kind === 'postgres') await conn.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY]).catch(() => {});
+    if (conn.kind === 'postgres')
+      await conn.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY]).catch(() => {});
   }
 }
