@@ -3,8 +3,11 @@ import type { AppDeps } from '../deps.js';
 import type { RouteDef } from '../http/route.js';
 import { applicationRoutes } from './applications/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { checkinRoutes } from './checkin/routes.js';
 import { healthRoutes } from './health/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
+import { personRoutes } from './persons/routes.js';
+import { onboardingRoutes } from './onboarding/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -12,5 +15,8 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...authRoutes(deps),
     ...applicationRoutes(deps),
     ...tenantRoutes(deps),
+    ...personRoutes(deps),
+    ...onboardingRoutes(deps),
+    ...checkinRoutes(deps),
   ];
 }

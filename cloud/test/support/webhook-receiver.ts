@@ -15,6 +15,9 @@ export interface WebhookReceiver {
   /** Status to answer with; `'hang'` never answers. */
   respondWith: number | 'hang';
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
+  /** The first parsed body that matches, waiting for it to arrive. */
+  waitForBody(match: (body: any) => boolean, timeoutMs?: number): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
   close(): Promise<void>;
 }
 
@@ -36,6 +39,15 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         });
       }
       return received;
+    },
+    async waitForBody(match, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = received.map((r) => JSON.parse(r.rawBody)).find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error('no matching webhook arrived');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -6,3 +6,6 @@ export * from './auth.js';
 export * from './applications.js';
 export * from './tenants.js';
 export * from './events.js';
+export * from './checkin.js';
+export * from './persons.js';
+export * from './onboarding.js';

@@ -1,0 +1,44 @@
+// Liveness nonces: `<id>.<expiresAtSeconds>.<hmac>`. The HMAC makes forgeries fail without a database
+// read; the row makes each nonce single-use across every API process.
+import { createHmac } from 'node:crypto';
+import type { Clock } from '../../infra/clock.js';
+import { safeEqual } from '../../infra/crypto.js';
+import { newId, type Database } from '../../infra/db/index.js';
+import { AppError } from '../../http/errors.js';
+
+export const NONCE_TTL_MS = 120_000;
+
+export interface NonceService {
+  issue(tenantId: string): Promise<{ nonce: string; expiresAt: Date }>;
+  /** Marks the nonce used; throws 400 `invalid_nonce` when it is forged, expired, another tenant's or used. */
+  consume(tenantId: string, nonce: string): Promise<void>;
+}
+
+export function createNonceService(deps: { db: Database; clock: Clock; key: Uint8Array }): NonceService {
+  const sign = (payload: string) =>
+    createHmac('sha256', deps.key).update(`liveness-nonce:${payload}`).digest('base64url');
+  const invalid = (why: string) =>
+    new AppError(400, 'invalid_nonce', `Liveness nonce ${why}; request a new challenge`);
+
+  return {
+    async issue(tenantId) {
+      const id = newId();
+      const expiresAt = new Date(deps.clock.now().getTime() + NONCE_TTL_MS);
+      await deps.db.prisma.livenessNonce.create({ data: { id, tenantId, challenge: 'passive', expiresAt } });
+      const payload = `${id}.${Math.floor(expiresAt.getTime() / 1000)}`;
+      return { nonce: `${payload}.${sign(`${tenantId}.${payload}`)}`, expiresAt };
+    },
+    async consume(tenantId, nonce) {
+      const [id, exp, mac] = nonce.split('.');
+      if (!id || !exp || !mac || !safeEqual(mac, sign(`${tenantId}.${id}.${exp}`)))
+        throw invalid('is not valid');
+      const now = deps.clock.now();
+      if (Number(exp) * 1000 <= now.getTime()) throw invalid('has expired');
+      const { count } = await deps.db.prisma.livenessNonce.updateMany({
+        where: { id, tenantId, usedAt: null, expiresAt: { gt: now } },
+        data: { usedAt: now },
+      });
+      if (count !== 1) throw invalid('was already used');
+    },
+  };
+}

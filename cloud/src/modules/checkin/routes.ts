@@ -1,0 +1,147 @@
+import {
+  CheckinResult,
+  IdentityParams,
+  LivenessChallenge,
+  ManualCheckinRequest,
+  QrCheckinQuery,
+  QrToken,
+  QrTokenParams,
+  TenantSlugParams,
+} from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import { defineRoute } from '../../http/route.js';
+import { metaOf } from '../auth/routes.js';
+import { createNonceService } from './nonces.js';
+import { createCheckinService, tenantBySlug } from './service.js';
+
+const TAG = 'Check-in';
+/** Per client address, on the public check-in routes (a kiosk makes one call per person). */
+const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
+
+const RATE_LIMIT_ERROR = {
+  status: 429,
+  code: 'rate_limited',
+  description: 'more than 120 calls a minute from one client address; `Retry-After` says when to retry',
+} as const;
+
+export function checkinRoutes(deps: AppDeps) {
+  const limiter = createRateLimiter(deps.db, deps.clock);
+  const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
+  const checkin = createCheckinService(deps);
+  const limitClient = async (route: string, ip: string) => {
+    const state = await limiter.consume(`checkin:${route}:ip:${ip}`, PER_CLIENT);
+    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
+  };
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/public/checkin/{tenantSlug}/liveness/challenge',
+      operationId: 'checkinLivenessChallenge',
+      summary: 'Get a single-use liveness nonce',
+      description:
+        'Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame ' +
+        'to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
+        'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`.',
+      tag: TAG,
+      auth: ['public', 'apiKey', 'device'],
+      params: TenantSlugParams,
+      responses: { 200: { description: 'A fresh nonce', schema: LivenessChallenge } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no active tenant has this slug' },
+        RATE_LIMIT_ERROR,
+      ],
+      handler: async ({ params, req, res }) => {
+        const meta = metaOf(req, res);
+        await limitClient('challenge', meta.ip);
+        const tenant = await tenantBySlug(deps, params.tenantSlug);
+        const { nonce, expiresAt } = await nonces.issue(tenant.id);
+        return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge: 'passive' } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/checkin/identities/{identityId}/qr-token',
+      operationId: 'checkinGetQrToken',
+      summary: "Generate or read an identity's QR token",
+      description:
+        'Returns the active QR token of the identity, creating it on first call (201). The token is stored hashed ' +
+        'for lookup and encrypted so it can be shown again; it stays valid until revoked.',
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      params: IdentityParams,
+      responses: {
+        200: { description: 'The existing token', schema: QrToken },
+        201: { description: 'A new token', schema: QrToken },
+      },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no active identity with this id in your tenant' },
+      ],
+      handler: async ({ params, actor, req, res }) => {
+        const { status, view } = await checkin.qrToken(actor, params.identityId, metaOf(req, res));
+        return { status, body: view };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/checkin/identities/{identityId}/qr-token',
+      operationId: 'checkinRevokeQrToken',
+      summary: "Revoke an identity's QR token",
+      description: 'The token stops working at once; the next GET creates a new one.',
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      params: IdentityParams,
+      responses: { 204: { description: 'Revoked' } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no identity, or no active token, in your tenant' },
+      ],
+      handler: async ({ params, actor, req, res }) => {
+        await checkin.revokeQrToken(actor, params.identityId, metaOf(req, res));
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/public/checkin/qr/{token}',
+      operationId: 'checkinByQr',
+      summary: 'Check in by QR code',
+      description:
+        'Records a check-in for the identity whose QR token this is (method `qr`); the event rules (status, ' +
+        'methods, capacity, geofence from `lat`/`lng`) apply when `eventId` is given. The outcome is in the body; ' +
+        'the webhook and bus event follow. Unknown and revoked tokens answer 404.',
+      tag: TAG,
+      auth: ['public', 'apiKey', 'adminSession', 'device'],
+      params: QrTokenParams,
+      query: QrCheckinQuery,
+      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown or revoked token, or an unknown event' },
+        RATE_LIMIT_ERROR,
+      ],
+      handler: async ({ params, query, actor, req, res }) => {
+        const meta = metaOf(req, res);
+        await limitClient('qr', meta.ip);
+        return { status: 200, body: await checkin.checkinByQr(actor, params.token, query, meta) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/checkin/manual',
+      operationId: 'checkinManual',
+      summary: 'Check a person in by hand',
+      description:
+        'For staff at the door (admin session): records a `manual` check-in for the person. With `eventId`, the ' +
+        'event rules (status, methods, capacity) apply and a refusal is recorded as `denied` with its reason.',
+      tag: TAG,
+      auth: ['adminSession'],
+      body: ManualCheckinRequest,
+      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      errors: [{ status: 404, code: 'not_found', description: 'no such person or event in your tenant' }],
+      handler: async ({ body, actor, req, res }) => ({
+        status: 200,
+        body: await checkin.manual(actor, body, metaOf(req, res)),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,237 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/infra/db/index.js';
+import { createNonceService } from '../../src/modules/checkin/nonces.js';
+import { adminOf, bearer, TestClock } from '../identity/support.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+
+// Persons and identities are created straight in the database here: this file is about check-in.
+async function personWithIdentity(t: TestApp, tenantId: string, name: string) {
+  const personId = newId();
+  const identityId = newId();
+  await t.deps.db.prisma.person.create({
+    data: { id: personId, tenantId, name, document: `DOC-${personId.slice(-6)}` },
+  });
+  await t.deps.db.prisma.identity.create({ data: { id: identityId, tenantId, personId } });
+  return { personId, identityId };
+}
+
+async function event(t: TestApp, tenantId: string, fields: Record<string, unknown> = {}) {
+  const id = newId();
+  await t.deps.db.prisma.event.create({
+    data: { id, tenantId, name: 'Gala', status: 'open', publicToken: `ev_${id}`, ...fields },
+  });
+  return id;
+}
+
+describe('QR tokens and manual check-in', () => {
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  let admin: Awaited<ReturnType<typeof adminOf>>;
+  beforeAll(async () => {
+    t = await createTestApp();
+    receiver = await startWebhookReceiver();
+    admin = await adminOf(t);
+    await t.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
+      body: { webhookUrl: receiver.url },
+      headers: admin.headers,
+    });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  it('generates a QR token once, reads it back, checks the person in with it and revokes it', async () => {
+    const { personId, identityId } = await personWithIdentity(t, admin.tenant.tenantId, 'Ana Maria Silva');
+    const created = await t.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.token).toMatch(/^qr_/);
+    expect(created.body.url).toBe(`${t.deps.config.publicUrl}/v1/public/checkin/qr/${created.body.token}`);
+    expect(created.body.qrCode).toMatch(/^data:image\/png;base64,/);
+    const read = await t.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    expect(read.status).toBe(200);
+    expect(read.body.token).toBe(created.body.token);
+    const stored = await t.deps.db.prisma.checkinToken.findFirstOrThrow({ where: { identityId } });
+    expect(stored.tokenHash).not.toContain(created.body.token);
+    expect(Buffer.from(stored.tokenEnc!).includes(Buffer.from(created.body.token))).toBe(false);
+
+    const scan = await t.request('GET', `/v1/public/checkin/qr/${created.body.token}`);
+    expect(scan.status).toBe(200);
+    expect(scan.body).toMatchObject({
+      outcome: 'success',
+      reason: null,
+      method: 'qr',
+      person: { id: personId, displayName: 'Ana' },
+      geofenceStatus: 'not_applicable',
+    });
+    const row = await t.deps.db.prisma.checkIn.findUniqueOrThrow({ where: { id: scan.body.checkInId } });
+    expect(row).toMatchObject({ personId, identityId, method: 'qr', outcome: 'success' });
+    const audit = await t.deps.db.prisma.auditLog.findFirst({ where: { targetId: scan.body.checkInId } });
+    expect(audit?.action).toBe('checkin.qr');
+    expect(await receiver.waitForBody((b) => b.data.checkInId === scan.body.checkInId)).toMatchObject({
+      event: 'checkin.success',
+      tenantId: admin.tenant.tenantId,
+      data: { personId, eventId: null, method: 'qr', geofenceStatus: 'not_applicable' },
+    });
+
+    const revoked = await t.request('DELETE', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    expect(revoked.status).toBe(204);
+    const again = await t.request('GET', `/v1/public/checkin/qr/${created.body.token}`);
+    expect(again.status).toBe(404);
+    expect(again.body.code).toBe('not_found');
+    expect(
+      (await t.request('DELETE', `/v1/checkin/identities/${identityId}/qr-token`, { headers: admin.headers }))
+        .status,
+    ).toBe(404);
+    const fresh = await t.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    expect(fresh.status).toBe(201);
+    expect(fresh.body.token).not.toBe(created.body.token);
+  });
+
+  it('refuses an unknown QR token and another tenant’s identity with 404', async () => {
+    expect((await t.request('GET', `/v1/public/checkin/qr/qr_${'x'.repeat(32)}`)).status).toBe(404);
+    const other = await adminOf(t);
+    const { identityId } = await personWithIdentity(t, admin.tenant.tenantId, 'Bruno');
+    const res = await t.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: other.headers,
+    });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+
+  it('checks a person in by hand, only with an admin session', async () => {
+    const { personId } = await personWithIdentity(t, admin.tenant.tenantId, 'Carla Dias');
+    const res = await t.request('POST', '/v1/checkin/manual', { body: { personId }, headers: admin.headers });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ outcome: 'success', method: 'manual', person: { id: personId } });
+    const app = await t.request('POST', '/v1/applications', {
+      body: { name: 'door' },
+      headers: admin.headers,
+    });
+    const key = app.body.apiKey?.key ?? app.body.key;
+    const byKey = await t.request('POST', '/v1/checkin/manual', { body: { personId }, headers: bearer(key) });
+    expect(byKey.status).toBe(403);
+    const unknown = await t.request('POST', '/v1/checkin/manual', {
+      body: { personId: newId() },
+      headers: admin.headers,
+    });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('applies event capacity (distinct persons), closed status and allowed methods', async () => {
+    const eventId = await event(t, admin.tenant.tenantId, {
+      capacity: 1,
+      checkinMethods: ['manual', 'facial'],
+    });
+    const a = await personWithIdentity(t, admin.tenant.tenantId, 'Dora');
+    const b = await personWithIdentity(t, admin.tenant.tenantId, 'Eli');
+    const manual = (personId: string, ev = eventId) =>
+      t.request('POST', '/v1/checkin/manual', { body: { personId, eventId: ev }, headers: admin.headers });
+    expect((await manual(a.personId)).body.outcome).toBe('success');
+    expect((await manual(a.personId)).body.outcome).toBe('success'); // the same person again takes no new place
+    const full = await manual(b.personId);
+    expect(full.body).toMatchObject({ outcome: 'denied', reason: 'capacity_reached', eventId });
+
+    const qr = await t.request('GET', `/v1/checkin/identities/${b.identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    const other = await event(t, admin.tenant.tenantId, { checkinMethods: ['facial'] });
+    const byQr = await t.request('GET', `/v1/public/checkin/qr/${qr.body.token}?eventId=${other}`);
+    expect(byQr.body).toMatchObject({ outcome: 'denied', reason: 'method_not_allowed' });
+
+    const closed = await event(t, admin.tenant.tenantId, { status: 'closed' });
+    expect((await manual(b.personId, closed)).body).toMatchObject({
+      outcome: 'denied',
+      reason: 'event_closed',
+    });
+    expect((await manual(b.personId, newId())).status).toBe(404);
+  });
+
+  it('approves with a geofence alert outside the event radius', async () => {
+    const eventId = await event(t, admin.tenant.tenantId, {
+      geofenceLat: 38.7223,
+      geofenceLng: -9.1393,
+      geofenceRadiusM: 150,
+    });
+    const p = await personWithIdentity(t, admin.tenant.tenantId, 'Fabio');
+    const qr = await t.request('GET', `/v1/checkin/identities/${p.identityId}/qr-token`, {
+      headers: admin.headers,
+    });
+    const near = await t.request(
+      'GET',
+      `/v1/public/checkin/qr/${qr.body.token}?eventId=${eventId}&lat=38.7230&lng=-9.1393`,
+    );
+    expect(near.body).toMatchObject({ outcome: 'success', geofenceStatus: 'ok' });
+    const far = await t.request(
+      'GET',
+      `/v1/public/checkin/qr/${qr.body.token}?eventId=${eventId}&lat=38.7400&lng=-9.1393`,
+    );
+    expect(far.body).toMatchObject({ outcome: 'geofence_alert', geofenceStatus: 'outside' });
+    const alert = await receiver.waitForBody((b) => b.data.checkInId === far.body.checkInId);
+    expect(alert).toMatchObject({
+      event: 'checkin.geofence_alert',
+      data: { eventId, geofenceStatus: 'outside' },
+    });
+    const unknown = await t.request('GET', `/v1/public/checkin/qr/${qr.body.token}?eventId=${eventId}`);
+    expect(unknown.body).toMatchObject({ outcome: 'success', geofenceStatus: 'unknown' });
+  });
+});
+
+describe('liveness challenge', () => {
+  let t: TestApp;
+  let clock: TestClock;
+  let tenantId: string;
+  let slug: string;
+  beforeAll(async () => {
+    clock = new TestClock();
+    t = await createTestApp({ clock });
+    const admin = await adminOf(t);
+    tenantId = admin.tenant.tenantId;
+    slug = admin.tenant.slug;
+  });
+  afterAll(() => t.close());
+
+  it('issues a signed nonce for a tenant slug and 404 for an unknown slug', async () => {
+    const res = await t.request('GET', `/v1/public/checkin/${slug}/liveness/challenge`);
+    expect(res.status).toBe(200);
+    expect(res.body.challenge).toBe('passive');
+    expect(res.body.nonce.split('.')).toHaveLength(3);
+    expect(Date.parse(res.body.expiresAt) - clock.now().getTime()).toBe(120_000);
+    expect((await t.request('GET', '/v1/public/checkin/no-such-tenant/liveness/challenge')).status).toBe(404);
+  });
+
+  it('accepts a nonce once, and refuses forged, expired and another tenant’s nonces', async () => {
+    const nonces = createNonceService({ db: t.deps.db, clock, key: t.deps.secrets.jwtKey });
+    const issue = async () =>
+      (await t.request('GET', `/v1/public/checkin/${slug}/liveness/challenge`)).body.nonce as string;
+    const first = await issue();
+    await expect(nonces.consume(tenantId, first)).resolves.toBeUndefined();
+    await expect(nonces.consume(tenantId, first)).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_nonce',
+    });
+    const [id, exp] = (await issue()).split('.');
+    await expect(nonces.consume(tenantId, `${id}.${exp}.forged`)).rejects.toMatchObject({
+      code: 'invalid_nonce',
+    });
+    await expect(
+      nonces.consume(tenantId, `${id}.${Number(exp) + 3600}.${(await issue()).split('.')[2]}`),
+    ).rejects.toMatchObject({ code: 'invalid_nonce' });
+    const other = await adminOf(t);
+    await expect(nonces.consume(other.tenant.tenantId, await issue())).rejects.toMatchObject({
+      code: 'invalid_nonce',
+    });
+    const late = await issue();
+    clock.advance(120_001);
+    await expect(nonces.consume(tenantId, late)).rejects.toMatchObject({ code: 'invalid_nonce' });
+  });
+});
