@@ -17,11 +17,15 @@ import type { StageTimings } from '../src/types.js';
 const workspaceRoot = path.dirname(resolveModelDir({}));
 const folder = path.resolve(process.argv[2] ?? path.join(workspaceRoot, '..', 'shared', 'faces'));
 if (!existsSync(folder)) {
-  console.error(`No labelled folder at ${folder}. Pass one: pnpm --filter @portico/face-engine eval <folder>`);
+  console.error(
+    `No labelled folder at ${folder}. Pass one: pnpm --filter @portico/face-engine eval <folder>`,
+  );
   process.exit(2);
 }
 
-const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), { limits: DEFAULT_LIMITS });
+const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), {
+  limits: DEFAULT_LIMITS,
+});
 const images = await labelledImages(folder);
 const samples: LabelledEmbedding[] = [];
 const timings: StageTimings[] = [];
@@ -41,7 +45,9 @@ await analyzer.release();
 const r = evaluateEmbeddings(samples);
 const f = (x: number): string => x.toFixed(4);
 console.log(`folder            ${folder}`);
-console.log(`images            ${images.length} labelled, ${samples.length} embedded, ${failures.length} failed`);
+console.log(
+  `images            ${images.length} labelled, ${samples.length} embedded, ${failures.length} failed`,
+);
 for (const line of failures) console.log(`  failed          ${line}`);
 console.log(`identities        ${r.identities}`);
 console.log(`rank-1            ${(r.rank1 * 100).toFixed(2)} %`);
@@ -54,6 +60,8 @@ console.log(`recommended thr.  ${f(r.recommendedThreshold)}`);
 console.log('latency (ms, single thread, per image)   p50     p95');
 for (const stage of ['decode', 'detect', 'landmarks', 'align', 'embed', 'quality', 'total'] as const) {
   const values = timings.map((t) => t[stage]);
-  console.log(`  ${stage.padEnd(38)} ${percentile(values, 50).toFixed(2).padStart(6)} ${percentile(values, 95).toFixed(2).padStart(7)}`);
+  console.log(
+    `  ${stage.padEnd(38)} ${percentile(values, 50).toFixed(2).padStart(6)} ${percentile(values, 95).toFixed(2).padStart(7)}`,
+  );
 }
 if (failures.length > 0 || r.rank1 < 1 || !r.separated) process.exitCode = 1;

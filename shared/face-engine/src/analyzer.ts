@@ -153,9 +153,16 @@ export class Analyzer {
     const { width, height } = MODELS.landmark.input;
     // The landmark model was trained on detector boxes: keep the box even where it leaves the image.
     const rect = box;
-    const input = sampleTensor(raster, rectAffine(rect, width, height), width, height, MODELS.landmark.input, {
-      supersample: Math.min(4, Math.ceil(rect.width / width)),
-    });
+    const input = sampleTensor(
+      raster,
+      rectAffine(rect, width, height),
+      width,
+      height,
+      MODELS.landmark.input,
+      {
+        supersample: Math.min(4, Math.ceil(rect.width / width)),
+      },
+    );
     const out = (await this.run('landmark', tensor(input, width, height, 1)))['output']!.data as Float32Array;
     const points: Point[] = [];
     for (let i = 0; i < 68; i++) {
@@ -209,9 +216,16 @@ export class Analyzer {
   async liveness(raster: Raster, box: Box): Promise<number> {
     const { width, height } = MODELS.liveness.input;
     const rect = scaledCropInside(box, 2.7, raster.width, raster.height);
-    const input = sampleTensor(raster, rectAffine(rect, width, height), width, height, MODELS.liveness.input, {
-      supersample: Math.min(4, Math.ceil(rect.width / width)),
-    });
+    const input = sampleTensor(
+      raster,
+      rectAffine(rect, width, height),
+      width,
+      height,
+      MODELS.liveness.input,
+      {
+        supersample: Math.min(4, Math.ceil(rect.width / width)),
+      },
+    );
     const out = (await this.run('liveness', tensor(input, width, height, 3)))['output']!.data as Float32Array;
     return softmax(out)[0]!;
   }
@@ -241,7 +255,9 @@ export class Analyzer {
     const features = (await this.run('feature', tensor(aligned, FW, FH, 3)))['output']!.data as Float32Array;
     // Test-time flip: the mean of the crop's and its mirror's embeddings is steadier under pose and
     // landmark error (on ../shared/faces it widened the genuine/impostor gap).
-    const flipped = sampleTensor(raster, flipAffine(toImage, FW), FW, FH, MODELS.feature.input, { supersample });
+    const flipped = sampleTensor(raster, flipAffine(toImage, FW), FW, FH, MODELS.feature.input, {
+      supersample,
+    });
     const mirrored = (await this.run('feature', tensor(flipped, FW, FH, 3)))['output']!.data as Float32Array;
     const first = l2normalise(features);
     const second = l2normalise(mirrored);

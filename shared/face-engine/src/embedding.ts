@@ -31,7 +31,10 @@ export function embeddingToBuffer(embedding: Float32Array): Buffer {
 
 export function embeddingFromBuffer(buffer: Uint8Array): Float32Array {
   if (buffer.length % 4 !== 0) {
-    throw new FaceEngineError('engine_failure', `embedding buffer length ${buffer.length} is not a multiple of 4`);
+    throw new FaceEngineError(
+      'engine_failure',
+      `embedding buffer length ${buffer.length} is not a multiple of 4`,
+    );
   }
   const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.length);
   const out = new Float32Array(buffer.length / 4);

@@ -118,7 +118,8 @@ export async function labelledImages(root: string): Promise<Array<{ label: strin
     const entries = await readdir(dir, { withFileTypes: true });
     const subdirs = entries.filter((e) => e.isDirectory());
     if (subdirs.length === 0 && rel.includes('/')) {
-      for (const e of entries) if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
+      for (const e of entries)
+        if (e.isFile() && IMAGE.test(e.name)) out.push({ label: rel, file: path.join(dir, e.name) });
     }
     for (const d of subdirs.sort((a, b) => a.name.localeCompare(b.name))) {
       await walk(path.join(dir, d.name), rel ? `${rel}/${d.name}` : d.name);
@@ -127,4 +128,3 @@ export async function labelledImages(root: string): Promise<Array<{ label: strin
   await walk(root, '');
   return out;
 }
-

@@ -163,7 +163,8 @@ export class FaceIndex {
     this.project(this.vectors.subarray(base, base + this.dims));
     const q = new Int8Array(this.kernel.memory.buffer, this.matOffset + row * PROJECTED, PROJECTED);
     const scale = 127 / RANGE_I8;
-    for (let i = 0; i < PROJECTED; i++) q[i] = Math.max(-127, Math.min(127, Math.round(this.projected[i]! * scale)));
+    for (let i = 0; i < PROJECTED; i++)
+      q[i] = Math.max(-127, Math.min(127, Math.round(this.projected[i]! * scale)));
   }
 
   /** Removes a template; the last row moves into the hole so storage stays dense. */
@@ -175,7 +176,11 @@ export class FaceIndex {
       const lastId = this.ids[last]!;
       this.vectors.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
       const mem = new Int8Array(this.kernel.memory.buffer);
-      mem.copyWithin(this.matOffset + row * PROJECTED, this.matOffset + last * PROJECTED, this.matOffset + (last + 1) * PROJECTED);
+      mem.copyWithin(
+        this.matOffset + row * PROJECTED,
+        this.matOffset + last * PROJECTED,
+        this.matOffset + (last + 1) * PROJECTED,
+      );
       this.ids[row] = lastId;
       this.rows.set(lastId, row);
     }

@@ -6,7 +6,7 @@ export interface Point {
   readonly y: number;
 }
 
-export interface Box extends Rect {}
+export type Box = Rect;
 
 export function iou(p: Box, q: Box): number {
   const x1 = Math.max(p.x, q.x);

@@ -16,7 +16,11 @@ export interface WorkerRequest {
 
 export type WorkerReply =
   | { readonly id: number; readonly ok: true; readonly result: FaceAnalysis }
-  | { readonly id: number; readonly ok: false; readonly error: { code: FaceEngineErrorCode; message: string } };
+  | {
+      readonly id: number;
+      readonly ok: false;
+      readonly error: { code: FaceEngineErrorCode; message: string };
+    };
 
 type StartupReply = { readonly ready: true } | { readonly ready: false; readonly message: string };
 
@@ -45,7 +49,11 @@ export class WorkerPool {
     private readonly limits: DecodeLimits,
   ) {}
 
-  static async start(size: number, models: Record<ModelName, Uint8Array>, limits: DecodeLimits): Promise<WorkerPool> {
+  static async start(
+    size: number,
+    models: Record<ModelName, Uint8Array>,
+    limits: DecodeLimits,
+  ): Promise<WorkerPool> {
     const pool = new WorkerPool(models, limits);
     try {
       await Promise.all(Array.from({ length: size }, () => pool.spawn()));
@@ -139,7 +147,8 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
+    for (const job of this.queue.splice(0))
+      job.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
     const slots = this.slots.splice(0);
     for (const slot of slots) {
       slot.worker.removeAllListeners('exit');

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { decodeFrame, DEFAULT_LIMITS, FaceEngineError } from '../src/index.js';
 
 async function jpeg(width: number, height: number, orientation?: number): Promise<Buffer> {
-  const image = sharp({ create: { width, height, channels: 3, background: { r: 200, g: 120, b: 40 } } }).jpeg();
+  const image = sharp({
+    create: { width, height, channels: 3, background: { r: 200, g: 120, b: 40 } },
+  }).jpeg();
   return orientation ? image.withMetadata({ orientation }).toBuffer() : image.toBuffer();
 }
 
@@ -55,7 +57,9 @@ describe('decodeFrame', () => {
     const gif = Buffer.from('GIF89a' + '\0'.repeat(32));
     expect(await codeOf(decodeFrame(gif))).toBe('unsupported_image');
     expect(await codeOf(decodeFrame(gif.toString('base64')))).toBe('unsupported_image');
-    const webp = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).webp().toBuffer();
+    const webp = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+      .webp()
+      .toBuffer();
     expect(await codeOf(decodeFrame(webp))).toBe('unsupported_image');
   });
 
@@ -76,7 +80,9 @@ describe('decodeFrame', () => {
     expect(await codeOf(decodeFrame(bytes, { maxBytes: DEFAULT_LIMITS.maxBytes, maxPixels: 19_999 }))).toBe(
       'image_too_large',
     );
-    expect((await decodeFrame(bytes, { maxBytes: DEFAULT_LIMITS.maxBytes, maxPixels: 20_000 })).width).toBe(200);
+    expect((await decodeFrame(bytes, { maxBytes: DEFAULT_LIMITS.maxBytes, maxPixels: 20_000 })).width).toBe(
+      200,
+    );
   });
 
   it('documents its default limits: 8 MiB and 25 megapixels', () => {

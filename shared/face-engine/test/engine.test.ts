@@ -154,7 +154,9 @@ describe('analyze on the registry group photos', () => {
           .catch(() => undefined);
         if (!otherCrop) continue;
         const r = await engine.analyze(otherCrop);
-        expect(cosineSimilarity(original.embedding, r.embedding), `${name} vs another face`).toBeLessThan(same - 0.25);
+        expect(cosineSimilarity(original.embedding, r.embedding), `${name} vs another face`).toBeLessThan(
+          same - 0.25,
+        );
       }
     }
   }, 30_000);

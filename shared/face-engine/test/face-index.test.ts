@@ -52,7 +52,12 @@ describe('FaceIndex', () => {
     }
     index.add('p5', vectors[6]!);
     expect(index.size).toBe(39);
-    expect(index.search(vectors[6]!, 2).map((h) => h.id).sort()).toEqual(['p5', 'p6']);
+    expect(
+      index
+        .search(vectors[6]!, 2)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['p5', 'p6']);
   });
 
   it('returns exact cosine scores in descending order, and nothing from an empty index', () => {
@@ -60,7 +65,12 @@ describe('FaceIndex', () => {
     const index = new FaceIndex();
     expect(index.search(synthetic(next), 5)).toEqual([]);
     const vectors = Array.from({ length: 300 }, () => synthetic(next));
-    vectors.forEach((v, i) => index.add(String(i), v.map((x) => x * 3)));
+    vectors.forEach((v, i) =>
+      index.add(
+        String(i),
+        v.map((x) => x * 3),
+      ),
+    );
     const query = synthetic(next);
     const hits = index.search(query, 10, { mode: 'exact' });
     const expected = vectors

@@ -56,7 +56,10 @@ describe('quality on registry photos', () => {
     for (const name of ['sample3.jpg', 'sample5.jpg', 'sample6.jpg']) {
       const q = await qualities(await primaryCrop(photos.get(name)!));
       for (const degraded of Object.keys(degradations)) {
-        expect(q.clean! - q[degraded]!, `${name}: clean ${q.clean} vs ${degraded} ${q[degraded]}`).toBeGreaterThan(0.15);
+        expect(
+          q.clean! - q[degraded]!,
+          `${name}: clean ${q.clean} vs ${degraded} ${q[degraded]}`,
+        ).toBeGreaterThan(0.15);
       }
     }
   }, 30_000);
@@ -72,15 +75,21 @@ describe('quality on registry photos', () => {
   });
 });
 
-describe.skipIf(!HAS_LABELLED)(`quality on ../shared/faces${HAS_LABELLED ? '' : ` (${LABELLED_SKIP_REASON})`}`, () => {
-  it('orders clean above blurred, darkened and shrunk for the first photo of every john', async () => {
-    const johns = path.join(LABELLED_DIR, 'johns');
-    for (const person of readdirSync(johns).sort()) {
-      const first = readdirSync(path.join(johns, person)).sort()[0]!;
-      const q = await qualities(readFileSync(path.join(johns, person, first)));
-      for (const degraded of Object.keys(degradations)) {
-        expect(q.clean! - q[degraded]!, `${person}: clean ${q.clean} vs ${degraded} ${q[degraded]}`).toBeGreaterThan(0.15);
+describe.skipIf(!HAS_LABELLED)(
+  `quality on ../shared/faces${HAS_LABELLED ? '' : ` (${LABELLED_SKIP_REASON})`}`,
+  () => {
+    it('orders clean above blurred, darkened and shrunk for the first photo of every john', async () => {
+      const johns = path.join(LABELLED_DIR, 'johns');
+      for (const person of readdirSync(johns).sort()) {
+        const first = readdirSync(path.join(johns, person)).sort()[0]!;
+        const q = await qualities(readFileSync(path.join(johns, person, first)));
+        for (const degraded of Object.keys(degradations)) {
+          expect(
+            q.clean! - q[degraded]!,
+            `${person}: clean ${q.clean} vs ${degraded} ${q[degraded]}`,
+          ).toBeGreaterThan(0.15);
+        }
       }
-    }
-  }, 30_000);
-});
+    }, 30_000);
+  },
+);

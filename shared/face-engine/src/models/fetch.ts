@@ -97,7 +97,8 @@ export async function fetchPinnedFiles(
     await mkdir(dir, { recursive: true });
     for (const f of files) {
       const bytes = entries.get(f.tarPath);
-      if (!bytes) throw new FaceEngineError('models_missing', `${source.packageSpec}: ${f.tarPath} not in tarball`);
+      if (!bytes)
+        throw new FaceEngineError('models_missing', `${source.packageSpec}: ${f.tarPath} not in tarball`);
       const hash = sha256(bytes);
       if (hash !== f.sha256) {
         throw new FaceEngineError('models_corrupt', `${f.tarPath}: sha256 ${hash} != pinned ${f.sha256}`);

@@ -1,0 +1,145 @@
+/**
+ * `pnpm bench` (or `pnpm --filter @portico/face-engine bench [-- --quick]`): per-stage latency of the
+ * chain on a 640x480 JPEG, embeddings per second through the worker pool, and 1:N search latency
+ * and recall@1 (fast path against exact) at 1k, 10k, 100k and 1M synthetic templates.
+ */
+import os from 'node:os';
+import sharp from 'sharp';
+import { Analyzer } from '../src/analyzer.js';
+import { DEFAULT_LIMITS } from '../src/decode.js';
+import { createFaceEngine } from '../src/engine.js';
+import { percentile } from '../src/evaluation.js';
+import { FaceIndex } from '../src/face-index.js';
+import { fetchPinnedFiles } from '../src/models/fetch.js';
+import { FIXTURE_SOURCE, FIXTURES } from '../src/models/manifest.js';
+import { fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
+import { loadVerifiedModels } from '../src/models/model-store.js';
+import type { StageTimings } from '../src/types.js';
+
+const quick = process.argv.includes('--quick');
+const ms = (x: number): string => x.toFixed(2).padStart(8);
+
+async function frame640(): Promise<Buffer> {
+  const dir = fixtureDir(resolveModelDir());
+  await fetchPinnedFiles(FIXTURE_SOURCE, FIXTURES, dir);
+  // sample6: several people; cropped to 4:3 around the middle and scaled to 640x480.
+  return sharp(`${dir}/sample6.jpg`).resize(640, 480, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer();
+}
+
+async function stages(jpeg: Buffer): Promise<void> {
+  const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), {
+    limits: DEFAULT_LIMITS,
+  });
+  for (const liveness of [false, true]) {
+    for (let i = 0; i < 10; i++) await analyzer.analyze(jpeg, { liveness });
+    const runs: StageTimings[] = [];
+    for (let i = 0; i < (quick ? 30 : 100); i++)
+      runs.push((await analyzer.analyze(jpeg, { liveness })).timings);
+    console.log(
+      `\nchain on one 640x480 JPEG, one thread, ${runs.length} runs${liveness ? ', with liveness' : ''}`,
+    );
+    console.log('  stage           p50 ms   p95 ms');
+    const keys = [
+      'decode',
+      'detect',
+      'landmarks',
+      'align',
+      'embed',
+      'quality',
+      ...(liveness ? ['liveness'] : []),
+      'total',
+    ];
+    for (const key of keys as Array<keyof StageTimings>) {
+      const values = runs.map((t) => t[key] ?? 0);
+      console.log(`  ${key.padEnd(12)} ${ms(percentile(values, 50))} ${ms(percentile(values, 95))}`);
+    }
+  }
+  await analyzer.release();
+}
+
+async function pool(jpeg: Buffer): Promise<void> {
+  const workers = os.availableParallelism();
+  const engine = await createFaceEngine({ workers });
+  await Promise.all(Array.from({ length: workers * 4 }, () => engine.analyze(jpeg)));
+  const single: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t = performance.now();
+    await engine.analyze(jpeg);
+    single.push(performance.now() - t);
+  }
+  const count = quick ? 100 : 400;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: count }, () => engine.analyze(jpeg)));
+  const seconds = (performance.now() - t0) / 1000;
+  await engine.close();
+  console.log(`\nworker pool (${workers} workers on ${os.availableParallelism()} cores)`);
+  console.log(
+    `  one request through the pool   p50 ${ms(percentile(single, 50))} ms  p95 ${ms(percentile(single, 95))} ms`,
+  );
+  console.log(
+    `  throughput                      ${(count / seconds).toFixed(1)} embeddings/s (${count} frames, 640x480)`,
+  );
+}
+
+/** Deterministic template i: the probes are regenerated from it instead of keeping a second copy. */
+function template(i: number, out: Float32Array): Float32Array {
+  let a = (i * 2654435761 + 1) >>> 0 || 1;
+  let n = 0;
+  for (let j = 0; j < out.length; j++) {
+    a ^= a << 13;
+    a ^= a >>> 17;
+    a ^= a << 5;
+    const v = (a >>> 0) / 4294967296 - 0.5;
+    out[j] = v;
+    n += v * v;
+  }
+  const inv = 1 / Math.sqrt(n);
+  for (let j = 0; j < out.length; j++) out[j]! *= inv;
+  return out;
+}
+
+function search(): void {
+  const sizes = quick ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
+  console.log('\n1:N search, 512-d synthetic templates, probes at cosine 0.5 to a random template');
+  console.log(
+    '  size       build s  exact p50  exact p99   fast p50   fast p99  recall@1(fast=exact)  exact=source',
+  );
+  const scratch = new Float32Array(512);
+  const noise = new Float32Array(512);
+  for (const size of sizes) {
+    const t0 = performance.now();
+    const index = new FaceIndex({ initialCapacity: size });
+    for (let i = 0; i < size; i++) index.add(`t${i}`, template(i, scratch));
+    const build = (performance.now() - t0) / 1000;
+    const queries = size >= 1_000_000 ? 100 : 500;
+    const exactTimes: number[] = [];
+    const fastTimes: number[] = [];
+    let agree = 0;
+    let exactRight = 0;
+    for (let q = 0; q < queries; q++) {
+      const source = (q * 7919) % size;
+      template(source, scratch);
+      template(size + 1_000_003 + q, noise);
+      const probe = scratch.map((x, j) => 0.5 * x + Math.sqrt(0.75) * noise[j]!);
+      let t = performance.now();
+      const exact = index.search(probe, 1, { mode: 'exact' })[0]!;
+      exactTimes.push(performance.now() - t);
+      t = performance.now();
+      const fast = index.search(probe, 1, { mode: 'fast' })[0]!;
+      fastTimes.push(performance.now() - t);
+      if (fast.id === exact.id) agree++;
+      if (exact.id === `t${source}`) exactRight++;
+    }
+    console.log(
+      `  ${String(size).padEnd(9)} ${build.toFixed(1).padStart(7)} ${ms(percentile(exactTimes, 50))}   ${ms(percentile(exactTimes, 99))}   ${ms(percentile(fastTimes, 50))}   ${ms(percentile(fastTimes, 99))}  ${(agree / queries).toFixed(4).padStart(10)} (${queries} q)  ${(exactRight / queries).toFixed(4)}`,
+    );
+  }
+}
+
+console.log(
+  `face-engine benchmark on ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.availableParallelism()} cores, Node ${process.version}`,
+);
+const jpeg = await frame640();
+await stages(jpeg);
+await pool(jpeg);
+search();
