@@ -3,9 +3,11 @@ import type { Bus } from './infra/bus.js';
 import type { Clock } from './infra/clock.js';
 import type { Cipher } from './infra/crypto.js';
 import type { Database } from './infra/db/index.js';
+import type { FaceService } from './infra/face.js';
 import type { Logger } from './infra/logger.js';
 import type { Mailer } from './infra/mail.js';
 import type { Secrets } from './infra/secrets.js';
+import type { FaceGallery } from './modules/faces/gallery.js';
 import type { OutboxSignal } from './modules/outbox/signal.js';
 
 /** Everything the application needs from the outside world, built by `createRuntime` or by a test. */
@@ -20,4 +22,8 @@ export interface AppDeps {
   clock: Clock;
   /** Wakes the outbox workers after a commit that emitted events. */
   outbox: OutboxSignal;
+  /** The face engine of this process (may be starting or unavailable: enrollment then answers 503). */
+  face: FaceService;
+  /** Per-tenant in-memory face index for 1:N search (enrollment duplicate check, check-in). */
+  gallery: FaceGallery;
 }

@@ -1,4 +1,5 @@
 // Builds the application's dependencies from the configuration, and tears them down in reverse order.
+import os from 'node:os';
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { AppDeps } from './deps.js';
@@ -6,9 +7,11 @@ import { createBus } from './infra/bus.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createCipher } from './infra/crypto.js';
 import { openDatabase, type Database } from './infra/db/index.js';
+import { startFaceService, type FaceService } from './infra/face.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './infra/mail.js';
 import { loadSecrets } from './infra/secrets.js';
+import { createFaceGallery } from './modules/faces/gallery.js';
 import { createOutboxSignal } from './modules/outbox/signal.js';
 
 export interface Runtime {
@@ -21,6 +24,8 @@ export interface RuntimeOverrides {
   clock?: Clock;
   /** Tests bring their own database (in-memory PGlite or a fresh PostgreSQL database). */
   openDatabase?: () => Promise<Database>;
+  /** Tests share one face engine per file; the caller closes it, not the runtime. */
+  face?: FaceService;
 }
 
 export async function createRuntime(config: Config, overrides: RuntimeOverrides = {}): Promise<Runtime> {
@@ -48,6 +53,10 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       logger,
     });
     closers.push(() => mailer.close());
+    // Started in the background: missing models must not stop the server (enrollment answers 503).
+    const face = overrides.face ?? startFaceService({ workers: faceWorkers(), logger });
+    if (!overrides.face) closers.push(() => face.close());
+    const cipher = createCipher(secrets.dataKey);
     const deps: AppDeps = {
       config,
       logger,
@@ -55,9 +64,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       bus,
       mailer,
       secrets,
-      cipher: createCipher(secrets.dataKey),
+      cipher,
       clock: overrides.clock ?? systemClock,
       outbox: createOutboxSignal(),
+      face,
+      gallery: createFaceGallery({ db, cipher, modelId: face.modelId }),
     };
     return { deps, close: () => closeAll(closers) };
   } catch (err) {
@@ -70,4 +81,9 @@ async function closeAll(closers: Array<() => Promise<void> | void>): Promise<voi
   for (const close of closers.reverse()) {
     await close();
   }
+}
+
+/** Face worker threads: leave a core for the event loop and the database, at most 4. */
+function faceWorkers(): number {
+  return Math.max(1, Math.min(4, os.availableParallelism() - 1));
 }

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import type { AppDeps } from '../../src/deps.js';
 import type { Clock } from '../../src/infra/clock.js';
 import type { Database } from '../../src/infra/db/index.js';
+import { unavailableFaceService, type FaceService } from '../../src/infra/face.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startServer } from '../../src/server.js';
 import { createTestDatabase } from './database.js';
@@ -36,6 +37,8 @@ export interface TestAppOptions {
   clock?: Clock;
   /** Run on this database and leave it open on close (to restart an app on the same data). */
   database?: Database;
+  /** A face service the test file owns (one engine per file); default: none (enrollment answers 503). */
+  face?: FaceService;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -56,6 +59,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       ? async () => ({ ...options.database!, close: async () => {} })
       : createTestDatabase,
     ...(options.clock ? { clock: options.clock } : {}),
+    face: options.face ?? unavailableFaceService('no face engine in this test app'),
   });
   const running = await startServer(runtime);
 

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'liveness_failed',
   'invalid_nonce',
   'too_many_rows',
+  'email_required',
   'engine_unavailable',
   'service_unavailable',
   'internal_error',

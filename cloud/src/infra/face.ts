@@ -1,0 +1,149 @@
+// The face engine of this process, as the API sees it: started in the background so a missing model
+// never stops the server from starting (enrollment then answers 503 `engine_unavailable`), and with
+// the engine's error codes mapped to API errors. Frames and embeddings are never logged.
+import {
+  createFaceEngine,
+  EMBEDDING_MODEL_ID,
+  isFaceEngineError,
+  type AnalyzeOptions,
+  type FaceAnalysis,
+  type FaceEngine,
+} from '@portico/face-engine';
+import { AppError } from '../http/errors.js';
+import type { Logger } from './logger.js';
+
+export interface FaceServiceStatus {
+  state: 'starting' | 'ready' | 'unavailable';
+  modelId: string;
+  workers: number;
+  reason?: string;
+}
+
+export interface FaceService {
+  readonly modelId: string;
+  status(): FaceServiceStatus;
+  /** Resolves once the engine has started or failed to (never rejects). */
+  started(): Promise<void>;
+  /**
+   * Detects, checks and embeds the primary face. Throws AppError: 400 `invalid_base64`,
+   * `unsupported_image`, `no_face_detected`; 413 `image_too_large`; 503 `engine_unavailable`.
+   */
+  analyze(frame: string, options?: AnalyzeOptions): Promise<FaceAnalysis>;
+  close(): Promise<void>;
+}
+
+const CALLER_ERRORS: Record<string, { status: number; message: string }> = {
+  invalid_base64: { status: 400, message: 'frame is not valid base64' },
+  unsupported_image: { status: 400, message: 'frame is not a JPEG or PNG image that can be decoded' },
+  image_too_large: { status: 413, message: 'frame is over the size limit (8 MB, 25 megapixels)' },
+  no_face_detected: { status: 400, message: 'no face was found in the frame' },
+};
+
+/** Maps a face-engine failure to the API error; anything else is the engine being unavailable. */
+export function faceErrorToAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isFaceEngineError(error)) {
+    const known = CALLER_ERRORS[error.code];
+    if (known) return new AppError(known.status, error.code as never, error.message || known.message);
+  }
+  return new AppError(503, 'engine_unavailable', 'The biometric engine is not available; try again later', {
+    headers: { 'Retry-After': '30' },
+  });
+}
+
+function wrap(
+  engine: () => FaceEngine | undefined,
+  state: () => FaceServiceStatus,
+  started: Promise<void>,
+  close: () => Promise<void>,
+  logger?: Logger,
+): FaceService {
+  return {
+    modelId: EMBEDDING_MODEL_ID,
+    status: state,
+    started: () => started,
+    async analyze(frame, options) {
+      const current = engine();
+      const status = state();
+      if (!current || status.state !== 'ready') {
+        throw new AppError(503, 'engine_unavailable', `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(), {
+          headers: { 'Retry-After': '30' },
+        });
+      }
+      try {
+        return await current.analyze(frame, options);
+      } catch (error) {
+        const mapped = faceErrorToAppError(error);
+        if (mapped.status >= 500) logger?.error({ code: isFaceEngineError(error) ? error.code : 'unknown' }, 'face engine failure');
+        return Promise.reject(mapped);
+      }
+    },
+    close,
+  };
+}
+
+/** Starts an engine in the background (the runtime's one per process). */
+export function startFaceService(options: { workers?: number; modelDir?: string; logger: Logger }): FaceService {
+  let engine: FaceEngine | undefined;
+  let status: FaceServiceStatus = { state: 'starting', modelId: EMBEDDING_MODEL_ID, workers: 0 };
+  let closed = false;
+  const started = createFaceEngine({
+    ...(options.workers ? { workers: options.workers } : {}),
+    ...(options.modelDir ? { modelDir: options.modelDir } : {}),
+  }).then(
+    async (e) => {
+      if (closed) return e.close();
+      engine = e;
+      status = { state: 'ready', modelId: e.modelId, workers: e.status().workers };
+      options.logger.info({ workers: status.workers, modelId: e.modelId }, 'face engine ready');
+    },
+    (error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      status = { state: 'unavailable', modelId: EMBEDDING_MODEL_ID, workers: 0, reason };
+      options.logger.error({ reason }, 'face engine unavailable: enrollment and facial check-in answer 503');
+    },
+  );
+  return wrap(
+    () => engine,
+    () => {
+      if (status.state !== 'ready' || !engine) return status;
+      const s = engine.status();
+      return s.ready
+        ? { state: 'ready', modelId: s.modelId, workers: s.workers }
+        : { state: 'unavailable', modelId: s.modelId, workers: s.workers, reason: s.reason ?? 'not ready' };
+    },
+    started,
+    async () => {
+      closed = true;
+      await started;
+      await engine?.close();
+    },
+    options.logger,
+  );
+}
+
+/** Wraps an engine the caller owns (tests share one per file); `close` leaves it running. */
+export function faceServiceOf(engine: FaceEngine): FaceService {
+  return wrap(
+    () => engine,
+    () => {
+      const s = engine.status();
+      return s.ready
+        ? { state: 'ready', modelId: s.modelId, workers: s.workers }
+        : { state: 'unavailable', modelId: s.modelId, workers: s.workers, reason: s.reason ?? 'not ready' };
+    },
+    Promise.resolve(),
+    async () => {},
+  );
+}
+
+/** A face service that never starts (tests that do not need faces; `reason` is reported by health). */
+export function unavailableFaceService(reason: string): FaceService {
+  const status: FaceServiceStatus = { state: 'unavailable', modelId: EMBEDDING_MODEL_ID, workers: 0, reason };
+  return wrap(
+    () => undefined,
+    () => status,
+    Promise.resolve(),
+    async () => {},
+  );
+}

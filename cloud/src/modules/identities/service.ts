@@ -1,0 +1,29 @@
+// Identities: the check-in handle of a person (QR tokens hang off it). Created by onboarding,
+// revoked with their tokens when the person is anonymised.
+import { newId, type Tx } from '../../infra/db/index.js';
+
+export async function createIdentity(
+  tx: Pick<Tx, 'identity'>,
+  input: { tenantId: string; personId: string; now: Date },
+): Promise<{ id: string }> {
+  return tx.identity.create({
+    data: { id: newId(), tenantId: input.tenantId, personId: input.personId, status: 'active', createdAt: input.now },
+    select: { id: true },
+  });
+}
+
+/** Revokes every identity of the person and deletes their check-in tokens (QR and link). */
+export async function revokeIdentities(
+  tx: Pick<Tx, 'identity' | 'checkinToken'>,
+  input: { tenantId: string; personId: string },
+): Promise<number> {
+  const identities = await tx.identity.findMany({
+    where: { tenantId: input.tenantId, personId: input.personId },
+    select: { id: true },
+  });
+  const ids = identities.map((i) => i.id);
+  if (ids.length === 0) return 0;
+  await tx.checkinToken.deleteMany({ where: { identityId: { in: ids } } });
+  await tx.identity.updateMany({ where: { id: { in: ids } }, data: { status: 'revoked' } });
+  return ids.length;
+}

@@ -1,0 +1,152 @@
+import {
+  EnrollRequest,
+  EnrollResult,
+  OnboardingHealth,
+  OnboardingRequest,
+  OnboardingResult,
+  RegisterRequest,
+  RegisterResult,
+  VerifyTokenRequest,
+  VerifyTokenResult,
+} from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import { ANY_CALLER, defineRoute } from '../../http/route.js';
+import { personContextOf } from '../persons/routes.js';
+import { createOnboardingService } from './service.js';
+
+const TAG = 'Onboarding';
+
+const FACE_ERRORS = [
+  { status: 400, code: 'invalid_base64', description: 'frame is not valid base64' },
+  { status: 400, code: 'unsupported_image', description: 'frame is not a decodable JPEG or PNG' },
+  { status: 413, code: 'image_too_large', description: 'frame over 8 MB decoded or 25 megapixels' },
+  { status: 400, code: 'no_face_detected', description: 'no face found in the frame' },
+  {
+    status: 400,
+    code: 'face_quality_too_low',
+    description:
+      'face quality below the tenant’s biometricQualityLevel; the body carries `quality` (measured) and `required`',
+  },
+  {
+    status: 409,
+    code: 'duplicate_face',
+    description: 'the face matches another person of the tenant (cosine >= matchThreshold) and allowDuplicateFaces is off',
+  },
+  { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or unavailable' },
+] as const;
+
+const QUALITY =
+  'Quality (0.0–1.0) is a weighted geometric mean of detector confidence, face size (eye distance), ' +
+  'sharpness, exposure and pose, so one bad factor pulls it down: a sharp, frontal, well-lit face with at ' +
+  'least ~40 px between the eyes scores above the default level 0.5; blurred, dark or tiny faces score below.';
+
+export function onboardingRoutes(deps: AppDeps) {
+  const onboarding = createOnboardingService(deps);
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/v1/onboarding',
+      operationId: 'onboardPerson',
+      summary: 'Create a person, their identity and their biometric enrollment in one call',
+      description:
+        'For a tenant admin session or an integrator API key (the same callers that may create persons and ' +
+        'enroll them separately). The frame is analysed first; then person, identity, encrypted face ' +
+        'template and image, the `person.enrolled` event and the audit entry commit in one transaction, so a ' +
+        `failure leaves nothing half-created. ${QUALITY}`,
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      body: OnboardingRequest,
+      responses: { 201: { description: 'Created and enrolled', schema: OnboardingResult } },
+      errors: [...FACE_ERRORS, { status: 409, code: 'conflict', description: 'externalId already used in the tenant' }],
+      handler: async ({ actor, body, req, res }) => ({
+        status: 201,
+        body: await onboarding.onboard(personContextOf(actor, req, res), body),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/public/onboarding/health',
+      operationId: 'onboardingHealth',
+      summary: 'Is the biometric engine available?',
+      description: '200 when enrollment can run; 503 while the engine starts or when it cannot (with the reason).',
+      tag: TAG,
+      auth: ANY_CALLER,
+      responses: {
+        200: { description: 'Engine ready', schema: OnboardingHealth },
+        503: { description: 'Engine starting or unavailable', schema: OnboardingHealth },
+      },
+      handler: async () => onboarding.health(),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/public/onboarding/register',
+      operationId: 'registerPerson',
+      summary: 'Public self-registration; returns an enrollment token',
+      description:
+        'No credentials: the tenant is named by `tenantSlug`. Creates the person and a single-use ' +
+        'enrollment token valid for 72 hours. Limited to 20 calls per 10 minutes per client address.',
+      tag: TAG,
+      auth: ANY_CALLER,
+      body: RegisterRequest,
+      responses: { 201: { description: 'Registered', schema: RegisterResult } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no active tenant with this slug' },
+        { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
+      ],
+      handler: async ({ body, req }) => ({ status: 201, body: await onboarding.register(body, req.ip ?? null) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/public/onboarding/verify-token',
+      operationId: 'verifyEnrollmentToken',
+      summary: 'Check an enrollment token before enrolling',
+      description: 'Does not consume the token. Limited to 60 calls per 10 minutes per client address.',
+      tag: TAG,
+      auth: ANY_CALLER,
+      body: VerifyTokenRequest,
+      responses: { 200: { description: 'The token can be used', schema: VerifyTokenResult } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown token' },
+        { status: 400, code: 'invalid_token', description: 'the token was already used' },
+        { status: 400, code: 'token_expired', description: 'the token has expired' },
+        { status: 429, code: 'rate_limited', description: 'too many attempts from this address' },
+      ],
+      handler: async ({ body, req }) => ({
+        status: 200,
+        body: await onboarding.verifyToken(body.enrollment_token, req.ip ?? null),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/public/onboarding/enroll',
+      operationId: 'enrollFace',
+      summary: 'Enroll (or re-enroll) a person’s face',
+      description:
+        'Authorised by `enrollment_token` bound to `personId` (single use: consumed on success, kept on ' +
+        'failure so the person can retry) or by an integrator API key of the person’s tenant. Re-enrollment ' +
+        'replaces the template. Stores the template and the image encrypted and emits `person.enrolled`. ' +
+        `Token calls are limited to 30 per 10 minutes per client address. ${QUALITY}`,
+      tag: TAG,
+      auth: ['public', 'apiKey'],
+      body: EnrollRequest,
+      responses: { 200: { description: 'Enrolled', schema: EnrollResult } },
+      errors: [
+        ...FACE_ERRORS,
+        { status: 401, code: 'unauthorized', description: 'neither an enrollment_token nor an API key' },
+        { status: 400, code: 'invalid_token', description: 'token already used or bound to another person' },
+        { status: 400, code: 'token_expired', description: 'the token has expired' },
+        { status: 404, code: 'not_found', description: 'unknown token, or no such person in the tenant' },
+        { status: 409, code: 'conflict', description: 'the person was anonymised' },
+        { status: 429, code: 'rate_limited', description: 'too many attempts from this address' },
+      ],
+      handler: async ({ actor, body, req }) => ({
+        status: 200,
+        body: await onboarding.enroll(
+          actor.kind === 'apiKey' ? { kind: 'apiKey', tenantId: actor.tenantId, keyId: actor.keyId } : { kind: 'public' },
+          body,
+          req.ip ?? null,
+        ),
+      }),
+    }),
+  ];
+}

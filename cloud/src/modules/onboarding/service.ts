@@ -1,0 +1,209 @@
+// Onboarding: one-call person + identity + enrollment for a tenant's own staff or server, and the
+// public self-service flow register -> verify-token -> enroll authorised by a single-use token.
+import type {
+  EnrollRequest,
+  EnrollResult,
+  OnboardingHealth,
+  OnboardingRequest,
+  OnboardingResult,
+  RegisterRequest,
+  RegisterResult,
+  VerifyTokenResult,
+} from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import { newId } from '../../infra/db/index.js';
+import { recordAudit } from '../audit/record.js';
+import { createIdentity } from '../identities/service.js';
+import type { PersonContext } from '../persons/service.js';
+import { birthDateOf, toPersonWire } from '../persons/wire.js';
+import { createEnrollment } from './enrollment.js';
+import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
+
+/** Public calls are limited per client address (shared by every API process through the database). */
+export const PUBLIC_LIMITS = {
+  register: { limit: 20, windowMs: 10 * 60_000 },
+  verify: { limit: 60, windowMs: 10 * 60_000 },
+  enroll: { limit: 30, windowMs: 10 * 60_000 },
+} satisfies Record<string, RateLimitRule>;
+
+export type EnrollCaller = { kind: 'apiKey'; tenantId: string; keyId: string } | { kind: 'public' };
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
+
+export function createOnboardingService(
+  deps: Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'outbox'>,
+) {
+  const { prisma } = deps.db;
+  const enrollment = createEnrollment(deps);
+  const limiter = createRateLimiter(deps.db, deps.clock);
+
+  async function limit(kind: keyof typeof PUBLIC_LIMITS, ip: string | null) {
+    const state = await limiter.consume(`onboarding:${kind}:${ip ?? 'unknown'}`, PUBLIC_LIMITS[kind]);
+    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
+  }
+
+  return {
+    health(): { status: number; body: OnboardingHealth } {
+      const s = deps.face.status();
+      const body: OnboardingHealth = {
+        status: s.state === 'ready' ? 'ok' : s.state,
+        modelId: s.modelId,
+        workers: s.workers,
+        ...(s.reason ? { reason: s.reason } : {}),
+      };
+      return { status: s.state === 'ready' ? 200 : 503, body };
+    },
+
+    /** Person + identity + enrollment in one transaction; the face is checked before it opens. */
+    async onboard(ctx: PersonContext, input: OnboardingRequest): Promise<OnboardingResult> {
+      const face = await enrollment.check(ctx.tenantId, input.frame, null);
+      const personId = newId();
+      const stored = await enrollment.store(ctx.tenantId, personId, face);
+      const now = deps.clock.now();
+      let result: { identityId: string };
+      try {
+        result = await prisma.$transaction(async (tx) => {
+          await tx.person.create({
+            data: {
+              id: personId,
+              tenantId: ctx.tenantId,
+              name: input.name,
+              document: input.document,
+              externalId: input.externalId ?? null,
+              email: input.email ?? null,
+              phone: input.phone ?? null,
+              birthDate: birthDateOf(input.birthDate) ?? null,
+              createdAt: now,
+            },
+          });
+          const identity = await createIdentity(tx, { tenantId: ctx.tenantId, personId, now });
+          await stored.write(tx);
+          await recordAudit(tx, {
+            tenantId: ctx.tenantId,
+            actorType: ctx.actorType,
+            actorId: ctx.actorId,
+            action: 'person.onboarded',
+            targetType: 'person',
+            targetId: personId,
+            metadata: { identityId: identity.id, quality: face.analysis.quality, modelId: face.analysis.modelId },
+            ip: ctx.ip,
+            requestId: ctx.requestId,
+          });
+          return { identityId: identity.id };
+        });
+      } catch (error) {
+        await stored.rolledBack();
+        if (isUniqueViolation(error)) {
+          throw new AppError(409, 'conflict', 'Another person of this tenant already has this externalId');
+        }
+        throw error;
+      }
+      await stored.committed();
+      deps.outbox.notify();
+      const person = await prisma.person.findUniqueOrThrow({ where: { id: personId } });
+      return {
+        person: toPersonWire(person),
+        identityId: result.identityId,
+        quality: face.analysis.quality,
+        modelId: face.analysis.modelId,
+      };
+    },
+
+    async register(input: RegisterRequest, ip: string | null): Promise<RegisterResult> {
+      await limit('register', ip);
+      const tenant = await prisma.tenant.findUnique({ where: { slug: input.tenantSlug } });
+      if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
+      const now = deps.clock.now();
+      return prisma.$transaction(async (tx) => {
+        const person = await tx.person.create({
+          data: {
+            id: newId(),
+            tenantId: tenant.id,
+            name: input.name,
+            document: input.document,
+            email: input.email,
+            phone: input.phone ?? null,
+            birthDate: birthDateOf(input.birthDate) ?? null,
+            createdAt: now,
+          },
+        });
+        const token = await issueEnrollmentToken(tx, {
+          tenantId: tenant.id,
+          personId: person.id,
+          purpose: 'self_registration',
+          now,
+        });
+        await recordAudit(tx, {
+          tenantId: tenant.id,
+          actorType: 'public',
+          action: 'person.registered',
+          targetType: 'person',
+          targetId: person.id,
+          ip,
+        });
+        return { personId: person.id, enrollment_token: token.token, expiresAt: token.expiresAt.toISOString() };
+      });
+    },
+
+    async verifyToken(token: string, ip: string | null): Promise<VerifyTokenResult> {
+      await limit('verify', ip);
+      const row = await usableToken(prisma, token, deps.clock.now());
+      return { valid: true, personId: row.personId, expiresAt: row.expiresAt.toISOString() };
+    },
+
+    /**
+     * Authorised by an enrollment token bound to `personId` (consumed on success) or by an API key of
+     * the person's tenant. Re-enrollment replaces the template and the enrollment image.
+     */
+    async enroll(caller: EnrollCaller, input: EnrollRequest, ip: string | null): Promise<EnrollResult> {
+      const now = deps.clock.now();
+      let tenantId: string;
+      let tokenId: string | null = null;
+      if (input.enrollment_token !== undefined) {
+        if (caller.kind === 'public') await limit('enroll', ip);
+        const row = await usableToken(prisma, input.enrollment_token, now);
+        if (row.personId !== input.personId || (caller.kind === 'apiKey' && caller.tenantId !== row.tenantId)) {
+          throw new AppError(400, 'invalid_token', 'This enrollment token is not for this person');
+        }
+        tenantId = row.tenantId;
+        tokenId = row.id;
+      } else if (caller.kind === 'apiKey') {
+        tenantId = caller.tenantId;
+      } else {
+        throw new AppError(401, 'unauthorized', 'Send an enrollment_token or an integrator API key', {
+          headers: { 'WWW-Authenticate': 'Bearer' },
+        });
+      }
+      const person = await prisma.person.findFirst({ where: { id: input.personId, tenantId } });
+      if (!person) throw notFound('Person');
+      if (person.anonymisedAt) throw new AppError(409, 'conflict', 'The person was anonymised');
+
+      const face = await enrollment.check(tenantId, input.frame, person.id);
+      const stored = await enrollment.store(tenantId, person.id, face);
+      try {
+        await prisma.$transaction(async (tx) => {
+          if (tokenId) await consumeToken(tx, tokenId, now);
+          await stored.write(tx);
+          await recordAudit(tx, {
+            tenantId,
+            actorType: caller.kind,
+            actorId: caller.kind === 'apiKey' ? caller.keyId : null,
+            action: person.enrolledAt ? 'person.reenrolled' : 'person.enrolled',
+            targetType: 'person',
+            targetId: person.id,
+            metadata: { quality: face.analysis.quality, modelId: face.analysis.modelId, viaToken: tokenId !== null },
+            ip,
+          });
+        });
+      } catch (error) {
+        await stored.rolledBack();
+        throw error;
+      }
+      await stored.committed();
+      deps.outbox.notify();
+      return { personId: person.id, quality: face.analysis.quality, enrolled: true, modelId: face.analysis.modelId };
+    },
+  };
+}

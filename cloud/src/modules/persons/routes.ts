@@ -1,0 +1,218 @@
+import type { Request, Response } from 'express';
+import {
+  CreatePersonRequest,
+  EnrollmentLinkSent,
+  IdParams,
+  IMPORT_MAX_ROWS,
+  ImportPersonsRequest,
+  ImportPersonsResult,
+  Person,
+  PersonList,
+  PersonListQuery,
+  UpdatePersonRequest,
+  UpsertPersonRequest,
+  UpsertPersonResult,
+} from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import type { ActorOf } from '../../http/actor.js';
+import { defineRoute } from '../../http/route.js';
+import { createPersonService, type PersonContext } from './service.js';
+
+const TAG = 'Persons';
+const AUTH = ['apiKey', 'adminSession'] as const;
+const WHO = 'Integrator API key or tenant admin session; always within the caller’s tenant. ';
+
+export function personContextOf(
+  actor: ActorOf<'apiKey'> | ActorOf<'adminSession'>,
+  req: Request,
+  res: Response,
+): PersonContext {
+  return {
+    tenantId: actor.tenantId,
+    actorType: actor.kind,
+    actorId: actor.kind === 'apiKey' ? actor.keyId : actor.userId,
+    ip: req.ip ?? null,
+    requestId: (res.locals.requestId as string | undefined) ?? null,
+  };
+}
+
+export function personRoutes(deps: AppDeps) {
+  const persons = createPersonService(deps);
+  const notFound = { status: 404, code: 'not_found', description: 'no such person in the caller’s tenant' } as const;
+  const externalIdConflict = {
+    status: 409,
+    code: 'conflict',
+    description: 'another person of the tenant has this externalId',
+  } as const;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/persons',
+      operationId: 'listPersons',
+      summary: 'List persons',
+      description: `${WHO}Cursor-paginated, oldest first (createdAt, then id). Filters combine with AND.`,
+      tag: TAG,
+      auth: AUTH,
+      query: PersonListQuery,
+      responses: { 200: { description: 'A page of persons', schema: PersonList } },
+      handler: async ({ actor, query, req, res }) => ({
+        status: 200,
+        body: await persons.list(personContextOf(actor, req, res), query),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/persons',
+      operationId: 'createPerson',
+      summary: 'Create a person',
+      description: `${WHO}Biometric enrollment is a separate step (see Onboarding).`,
+      tag: TAG,
+      auth: AUTH,
+      body: CreatePersonRequest,
+      responses: { 201: { description: 'Created', schema: Person } },
+      errors: [externalIdConflict],
+      handler: async ({ actor, body, req, res }) => ({
+        status: 201,
+        body: await persons.create(personContextOf(actor, req, res), body),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/persons/upsert',
+      operationId: 'upsertPerson',
+      summary: 'Create or update a person matched by externalId',
+      description:
+        `${WHO}Atomic on the unique (tenant, externalId) key: concurrent calls with the same externalId make ` +
+        'one person. Answers 201 with `result: created` or 200 with `result: updated`.',
+      tag: TAG,
+      auth: AUTH,
+      body: UpsertPersonRequest,
+      responses: {
+        200: { description: 'An existing person was updated', schema: UpsertPersonResult },
+        201: { description: 'A new person was created', schema: UpsertPersonResult },
+      },
+      handler: async ({ actor, body, req, res }) => {
+        const result = await persons.upsert(personContextOf(actor, req, res), body);
+        return { status: result.result === 'created' ? 201 : 200, body: result };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/persons/import',
+      operationId: 'importPersons',
+      summary: `Import up to ${IMPORT_MAX_ROWS} persons`,
+      description:
+        `${WHO}Each row is validated and stored on its own: the answer reports every row (` +
+        '`created`, `updated` or `failed` with its errors), and a bad row never loses the good ones. Rows ' +
+        `with externalId are upserted by it. More than ${IMPORT_MAX_ROWS} rows: 400 \`too_many_rows\`, nothing stored.`,
+      tag: TAG,
+      auth: AUTH,
+      body: ImportPersonsRequest,
+      responses: { 200: { description: 'Per-row results', schema: ImportPersonsResult } },
+      errors: [{ status: 400, code: 'too_many_rows', description: `more than ${IMPORT_MAX_ROWS} rows` }],
+      handler: async ({ actor, body, req, res }) => ({
+        status: 200,
+        body: await persons.importRows(personContextOf(actor, req, res), body.rows),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/persons/{id}',
+      operationId: 'getPerson',
+      summary: 'Get a person',
+      description: WHO,
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      responses: { 200: { description: 'The person', schema: Person } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 200,
+        body: await persons.get(personContextOf(actor, req, res), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/persons/{id}',
+      operationId: 'updatePerson',
+      summary: 'Update a person',
+      description: `${WHO}Only the fields sent change; null clears an optional field.`,
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      body: UpdatePersonRequest,
+      responses: { 200: { description: 'The updated person', schema: Person } },
+      errors: [
+        notFound,
+        externalIdConflict,
+        { status: 409, code: 'conflict', description: 'the person was anonymised' },
+      ],
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await persons.update(personContextOf(actor, req, res), params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/persons/{id}',
+      operationId: 'deletePerson',
+      summary: 'Remove a person',
+      description:
+        `${WHO}Deletes the person with their face template, biometric images (rows and encrypted files), ` +
+        'enrollment tokens and identities. Check-ins stay, no longer linked to anyone. Emits `person.deleted` ' +
+        'with `reason: deleted`.',
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      responses: { 204: { description: 'Removed' } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => {
+        await persons.remove(personContextOf(actor, req, res), params.id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/persons/{id}/data',
+      operationId: 'anonymisePerson',
+      summary: 'Anonymise a person’s personal data',
+      description:
+        `${WHO}The person keeps its id with \`anonymised: true\`; name becomes "Anonymised", document is ` +
+        'blanked and externalId, email, phone and birthDate are cleared. The face template and every ' +
+        'biometric image (rows and files) are erased, enrollment tokens deleted, identities revoked (with their ' +
+        'QR/link tokens), check-ins kept but de-identified (no person, no location, `anonymised`). Emits ' +
+        '`person.deleted` with `reason: anonymised`. Repeating the call changes nothing.',
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      responses: { 204: { description: 'Anonymised' } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => {
+        await persons.anonymise(personContextOf(actor, req, res), params.id);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/persons/{id}/send-enrollment-link',
+      operationId: 'sendEnrollmentLink',
+      summary: 'E-mail a self-enrollment link to the person',
+      description:
+        `${WHO}Mails \`{PUBLIC_URL}/enroll?token=…\` to the person’s e-mail. The token works once (for ` +
+        '`POST /v1/public/onboarding/enroll`) and expires after 72 hours; it is stored only as a hash.',
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      responses: { 200: { description: 'Sent', schema: EnrollmentLinkSent } },
+      errors: [
+        notFound,
+        { status: 400, code: 'email_required', description: 'the person has no e-mail address' },
+        { status: 409, code: 'conflict', description: 'the person was anonymised' },
+      ],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 200,
+        body: await persons.sendEnrollmentLink(personContextOf(actor, req, res), params.id),
+      }),
+    }),
+  ];
+}

@@ -1,0 +1,362 @@
+// Persons of the caller's tenant: CRUD, upsert by externalId, batch import, enrollment links,
+// deletion and anonymisation (with erasure of templates and images). Every query is scoped by the
+// caller's tenant: another tenant's id is 404.
+import {
+  IMPORT_MAX_ROWS,
+  ImportPersonRow,
+  type CreatePersonRequest,
+  type EnrollmentLinkSent,
+  type ImportPersonsResult,
+  type ImportRowResult,
+  type Person as PersonWire,
+  type PersonListQuery,
+  type UpdatePersonRequest,
+  type UpsertPersonRequest,
+  type UpsertPersonResult,
+} from '@portico/contract';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { AppDeps } from '../../deps.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { toFieldErrors } from '../../http/route.js';
+import { newId, type Tx } from '../../infra/db/index.js';
+import { createImageStore } from '../../infra/image-store.js';
+import { recordAudit } from '../audit/record.js';
+import { revokeIdentities } from '../identities/service.js';
+import { issueEnrollmentToken } from '../onboarding/tokens.js';
+import { emitEvent } from '../outbox/emit.js';
+import { birthDateOf, toPersonWire } from './wire.js';
+
+export interface PersonContext {
+  tenantId: string;
+  actorType: 'apiKey' | 'adminSession';
+  actorId: string;
+  ip: string | null;
+  requestId: string | null;
+}
+
+type Deps = Pick<AppDeps, 'db' | 'clock' | 'cipher' | 'config' | 'mailer' | 'outbox' | 'gallery' | 'logger'>;
+
+const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
+
+const externalIdTaken = () =>
+  new AppError(409, 'conflict', 'Another person of this tenant already has this externalId');
+
+function encodeCursor(createdAt: Date, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const createdAt = new Date(at);
+    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
+    return { createdAt, id };
+  } catch {
+    throw new AppError(400, 'validation_failed', 'query.cursor: not a cursor this API issued', {
+      errors: [{ path: 'query.cursor', message: 'not a cursor this API issued' }],
+    });
+  }
+}
+
+export function createPersonService(deps: Deps) {
+  const { prisma } = deps.db;
+  const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
+
+  const audit = (tx: Pick<Tx, 'auditLog'>, ctx: PersonContext, action: string, targetId: string, metadata: Prisma.InputJsonObject = {}) =>
+    recordAudit(tx, {
+      tenantId: ctx.tenantId,
+      actorType: ctx.actorType,
+      actorId: ctx.actorId,
+      action,
+      targetType: 'person',
+      targetId,
+      metadata,
+      ip: ctx.ip,
+      requestId: ctx.requestId,
+    });
+
+  async function findPerson(db: Pick<Tx, 'person'>, ctx: PersonContext, id: string) {
+    const person = await db.person.findFirst({ where: { id, tenantId: ctx.tenantId } });
+    if (!person) throw notFound('Person');
+    return person;
+  }
+
+  /** Atomic insert-or-update on the (tenant_id, external_id) unique index: concurrent calls make one row. */
+  async function upsertRow(ctx: PersonContext, input: UpsertPersonRequest): Promise<{ id: string; created: boolean }> {
+    const now = deps.clock.now();
+    const has = (k: keyof UpsertPersonRequest) => input[k] !== undefined;
+    const rows = await prisma.$queryRaw<Array<{ id: string; inserted: boolean }>>`
+      INSERT INTO persons (id, tenant_id, external_id, name, document, email, phone, birth_date, created_at, updated_at)
+      VALUES (${newId()}, ${ctx.tenantId}, ${input.externalId}, ${input.name}, ${input.document},
+              ${input.email ?? null}, ${input.phone ?? null}, ${input.birthDate ?? null}::date,
+              ${now}::timestamptz, ${now}::timestamptz)
+      ON CONFLICT (tenant_id, external_id) DO UPDATE SET
+        name = EXCLUDED.name,
+        document = EXCLUDED.document,
+        email = CASE WHEN ${has('email')}::boolean THEN EXCLUDED.email ELSE persons.email END,
+        phone = CASE WHEN ${has('phone')}::boolean THEN EXCLUDED.phone ELSE persons.phone END,
+        birth_date = CASE WHEN ${has('birthDate')}::boolean THEN EXCLUDED.birth_date ELSE persons.birth_date END,
+        updated_at = EXCLUDED.updated_at
+      RETURNING id, (xmax = 0) AS inserted`;
+    const row = rows[0]!;
+    await audit(prisma, ctx, row.inserted ? 'person.created' : 'person.updated', row.id, { via: 'upsert' });
+    return { id: row.id, created: row.inserted };
+  }
+
+  async function createRow(ctx: PersonContext, input: CreatePersonRequest) {
+    const now = deps.clock.now();
+    try {
+      return await prisma.$transaction(async (tx) => {
+        const person = await tx.person.create({
+          data: {
+            id: newId(),
+            tenantId: ctx.tenantId,
+            name: input.name,
+            document: input.document,
+            externalId: input.externalId ?? null,
+            email: input.email ?? null,
+            phone: input.phone ?? null,
+            birthDate: birthDateOf(input.birthDate) ?? null,
+            createdAt: now,
+          },
+        });
+        await audit(tx, ctx, 'person.created', person.id);
+        return person;
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw externalIdTaken();
+      throw error;
+    }
+  }
+
+  /** Deletes image rows of the person in `tx`; the files are erased by the caller after commit. */
+  async function detachImages(tx: Pick<Tx, 'biometricImage'>, tenantId: string, personId: string) {
+    const rows = await tx.biometricImage.findMany({ where: { tenantId, personId }, select: { storageKey: true } });
+    await tx.biometricImage.deleteMany({ where: { tenantId, personId } });
+    return rows.map((r) => r.storageKey);
+  }
+
+  async function eraseFiles(keys: string[]) {
+    for (const key of keys) {
+      try {
+        await images.erase(key);
+      } catch (error) {
+        deps.logger.error({ err: error, storageKey: key }, 'could not erase a biometric image file');
+      }
+    }
+  }
+
+  return {
+    async list(ctx: PersonContext, query: PersonListQuery) {
+      const and: Prisma.PersonWhereInput[] = [{ tenantId: ctx.tenantId }];
+      if (query.q) {
+        const contains = { contains: query.q, mode: 'insensitive' as const };
+        and.push({ OR: [{ name: contains }, { document: contains }, { externalId: contains }, { email: contains }] });
+      }
+      if (query.externalId) and.push({ externalId: query.externalId });
+      if (query.enrolled !== undefined) and.push({ enrolledAt: query.enrolled ? { not: null } : null });
+      if (query.createdFrom) and.push({ createdAt: { gte: new Date(query.createdFrom) } });
+      if (query.createdTo) and.push({ createdAt: { lt: new Date(query.createdTo) } });
+      if (query.cursor) {
+        const c = decodeCursor(query.cursor);
+        and.push({ OR: [{ createdAt: { gt: c.createdAt } }, { createdAt: c.createdAt, id: { gt: c.id } }] });
+      }
+      const rows = await prisma.person.findMany({
+        where: { AND: and },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        take: query.limit + 1,
+      });
+      const page = rows.slice(0, query.limit);
+      const last = page[page.length - 1];
+      return {
+        items: page.map(toPersonWire),
+        nextCursor: rows.length > query.limit && last ? encodeCursor(last.createdAt, last.id) : null,
+      };
+    },
+
+    async get(ctx: PersonContext, id: string): Promise<PersonWire> {
+      return toPersonWire(await findPerson(prisma, ctx, id));
+    },
+
+    async create(ctx: PersonContext, input: CreatePersonRequest): Promise<PersonWire> {
+      return toPersonWire(await createRow(ctx, input));
+    },
+
+    async update(ctx: PersonContext, id: string, patch: UpdatePersonRequest): Promise<PersonWire> {
+      try {
+        return await prisma.$transaction(async (tx) => {
+          const person = await findPerson(tx, ctx, id);
+          if (person.anonymisedAt) throw new AppError(409, 'conflict', 'An anonymised person cannot be changed');
+          const updated = await tx.person.update({
+            where: { id: person.id },
+            data: {
+              ...(patch.name !== undefined ? { name: patch.name } : {}),
+              ...(patch.document !== undefined ? { document: patch.document } : {}),
+              ...(patch.externalId !== undefined ? { externalId: patch.externalId } : {}),
+              ...(patch.email !== undefined ? { email: patch.email } : {}),
+              ...(patch.phone !== undefined ? { phone: patch.phone } : {}),
+              ...(patch.birthDate !== undefined ? { birthDate: birthDateOf(patch.birthDate) ?? null } : {}),
+              updatedAt: deps.clock.now(),
+            },
+          });
+          await audit(tx, ctx, 'person.updated', person.id, { fields: Object.keys(patch) });
+          return toPersonWire(updated);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error)) throw externalIdTaken();
+        throw error;
+      }
+    },
+
+    async upsert(ctx: PersonContext, input: UpsertPersonRequest): Promise<UpsertPersonResult> {
+      const { id, created } = await upsertRow(ctx, input);
+      return { result: created ? 'created' : 'updated', person: toPersonWire(await findPerson(prisma, ctx, id)) };
+    },
+
+    /**
+     * Each row is checked and stored on its own (no transaction across rows): a bad row is reported
+     * as `failed` and never loses the good ones. Rows with externalId are upserted.
+     */
+    async importRows(ctx: PersonContext, rows: unknown[]): Promise<ImportPersonsResult> {
+      if (rows.length > IMPORT_MAX_ROWS) {
+        throw new AppError(400, 'too_many_rows', `At most ${IMPORT_MAX_ROWS} rows per call; got ${rows.length}`, {
+          extra: { maxRows: IMPORT_MAX_ROWS, rows: rows.length },
+        });
+      }
+      const results: ImportRowResult[] = [];
+      for (const [index, raw] of rows.entries()) {
+        const parsed = ImportPersonRow.safeParse(raw);
+        if (!parsed.success) {
+          results.push({ index, status: 'failed', errors: toFieldErrors(parsed.error, `rows.${index}`) });
+          continue;
+        }
+        try {
+          if (parsed.data.externalId) {
+            const { id, created } = await upsertRow(ctx, { ...parsed.data, externalId: parsed.data.externalId });
+            results.push({ index, status: created ? 'created' : 'updated', personId: id });
+          } else {
+            const person = await createRow(ctx, parsed.data);
+            results.push({ index, status: 'created', personId: person.id });
+          }
+        } catch (error) {
+          if (!(error instanceof AppError)) deps.logger.error({ err: error, index }, 'import row failed');
+          const message = error instanceof AppError ? error.message : 'the row could not be stored';
+          results.push({ index, status: 'failed', errors: [{ path: `rows.${index}`, message }] });
+        }
+      }
+      const count = (s: ImportRowResult['status']) => results.filter((r) => r.status === s).length;
+      const summary = { created: count('created'), updated: count('updated'), failed: count('failed') };
+      await recordAudit(prisma, {
+        tenantId: ctx.tenantId,
+        actorType: ctx.actorType,
+        actorId: ctx.actorId,
+        action: 'person.imported',
+        metadata: { rows: rows.length, ...summary },
+        ip: ctx.ip,
+        requestId: ctx.requestId,
+      });
+      return { ...summary, results };
+    },
+
+    /** Removes the person (templates, tokens, identities cascade); check-ins stay with personId null. */
+    async remove(ctx: PersonContext, id: string): Promise<void> {
+      const now = deps.clock.now();
+      const files = await prisma.$transaction(async (tx) => {
+        const person = await findPerson(tx, ctx, id);
+        const keys = await detachImages(tx, ctx.tenantId, person.id);
+        await tx.person.delete({ where: { id: person.id } });
+        await emitEvent(tx, {
+          tenantId: ctx.tenantId,
+          name: 'person.deleted',
+          data: { personId: person.id, reason: 'deleted' },
+          at: now,
+        });
+        await audit(tx, ctx, 'person.deleted', person.id, { imagesErased: keys.length });
+        return keys;
+      });
+      deps.gallery.drop(ctx.tenantId, id);
+      deps.outbox.notify();
+      await eraseFiles(files);
+    },
+
+    /**
+     * Data-protection erasure that keeps the id: personal fields blanked, template and images erased
+     * (rows and files), enrollment tokens deleted, identities revoked, check-ins kept but de-identified.
+     */
+    async anonymise(ctx: PersonContext, id: string): Promise<void> {
+      const now = deps.clock.now();
+      const files = await prisma.$transaction(async (tx) => {
+        const person = await findPerson(tx, ctx, id);
+        if (person.anonymisedAt) return [];
+        const keys = await detachImages(tx, ctx.tenantId, person.id);
+        await tx.faceTemplate.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
+        await tx.enrollmentToken.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
+        const identities = await revokeIdentities(tx, { tenantId: ctx.tenantId, personId: person.id });
+        const checkIns = await tx.checkIn.updateMany({
+          where: { tenantId: ctx.tenantId, personId: person.id },
+          data: { personId: null, identityId: null, anonymised: true, latitude: null, longitude: null },
+        });
+        await tx.person.update({
+          where: { id: person.id },
+          data: {
+            name: 'Anonymised',
+            document: '',
+            externalId: null,
+            email: null,
+            phone: null,
+            birthDate: null,
+            portalAccountId: null,
+            enrolledAt: null,
+            anonymisedAt: now,
+            updatedAt: now,
+          },
+        });
+        await emitEvent(tx, {
+          tenantId: ctx.tenantId,
+          name: 'person.deleted',
+          data: { personId: person.id, reason: 'anonymised' },
+          at: now,
+        });
+        await audit(tx, ctx, 'person.anonymised', person.id, {
+          imagesErased: keys.length,
+          identitiesRevoked: identities,
+          checkInsDeidentified: checkIns.count,
+        });
+        return keys;
+      });
+      deps.gallery.drop(ctx.tenantId, id);
+      deps.outbox.notify();
+      await eraseFiles(files);
+    },
+
+    /** A single-use 72-hour link to `${publicUrl}/enroll?token=…`, mailed to the person. */
+    async sendEnrollmentLink(ctx: PersonContext, id: string): Promise<EnrollmentLinkSent> {
+      const now = deps.clock.now();
+      const issued = await prisma.$transaction(async (tx) => {
+        const person = await findPerson(tx, ctx, id);
+        if (person.anonymisedAt) throw new AppError(409, 'conflict', 'The person was anonymised');
+        if (!person.email) {
+          throw new AppError(400, 'email_required', 'The person has no e-mail address; set one with PATCH first');
+        }
+        const token = await issueEnrollmentToken(tx, {
+          tenantId: ctx.tenantId,
+          personId: person.id,
+          purpose: 'enrollment_link',
+          now,
+        });
+        await audit(tx, ctx, 'person.enrollment_link_sent', person.id);
+        return { ...token, email: person.email, name: person.name };
+      });
+      const link = `${deps.config.publicUrl.replace(/\/$/, '')}/enroll?token=${encodeURIComponent(issued.token)}`;
+      await deps.mailer.send({
+        to: issued.email,
+        subject: 'Register your face for check-in',
+        text:
+          `Hello ${issued.name},\n\nOpen this link to register your face for check-in:\n${link}\n\n` +
+          `The link works once and expires on ${issued.expiresAt.toISOString()}.\n` +
+          'If you did not expect this message, ignore it.\n',
+      });
+      return { personId: id, expiresAt: issued.expiresAt.toISOString() };
+    },
+  };
+}

@@ -1,0 +1,92 @@
+// Wire types of biometric enrollment: `/v1/onboarding` (admin, one call) and the public
+// `/v1/public/onboarding/*` flow (register -> verify-token -> enroll).
+import { Id, Timestamp } from './common.js';
+import { Person, PersonFields } from './persons.js';
+import { z } from './zod.js';
+
+export const FaceFrame = z
+  .string()
+  .min(1)
+  .openapi({
+    description:
+      'The image as base64 of a JPEG or PNG (a `data:image/...;base64,` prefix is accepted). Sharp, frontal, ' +
+      'well lit, one face; at most 8 MB decoded and 25 megapixels.',
+  });
+
+export const EnrollmentTokenValue = z
+  .string()
+  .min(1)
+  .max(200)
+  .openapi({ description: 'Single-use token from registration or from an enrollment link.', example: 'et_...' });
+
+export const OnboardingRequest = PersonFields.extend({ frame: FaceFrame }).openapi('OnboardingRequest');
+export type OnboardingRequest = z.infer<typeof OnboardingRequest>;
+
+export const OnboardingResult = z
+  .object({
+    person: Person,
+    identityId: Id,
+    quality: z.number().min(0).max(1),
+    modelId: z.string(),
+  })
+  .openapi('OnboardingResult');
+export type OnboardingResult = z.infer<typeof OnboardingResult>;
+
+export const RegisterRequest = z
+  .strictObject({
+    tenantSlug: z.string().min(1).max(100).openapi({ example: 'acme' }),
+    name: PersonFields.shape.name,
+    document: PersonFields.shape.document,
+    email: z.email().max(320),
+    phone: PersonFields.shape.phone,
+    birthDate: PersonFields.shape.birthDate,
+  })
+  .openapi('RegisterRequest');
+export type RegisterRequest = z.infer<typeof RegisterRequest>;
+
+export const RegisterResult = z
+  .object({
+    personId: Id,
+    enrollment_token: EnrollmentTokenValue,
+    expiresAt: Timestamp,
+  })
+  .openapi('RegisterResult');
+export type RegisterResult = z.infer<typeof RegisterResult>;
+
+export const VerifyTokenRequest = z.strictObject({ enrollment_token: EnrollmentTokenValue }).openapi('VerifyTokenRequest');
+
+export const VerifyTokenResult = z
+  .object({ valid: z.literal(true), personId: Id, expiresAt: Timestamp })
+  .openapi('VerifyTokenResult');
+export type VerifyTokenResult = z.infer<typeof VerifyTokenResult>;
+
+export const EnrollRequest = z
+  .strictObject({
+    personId: Id,
+    frame: FaceFrame,
+    enrollment_token: EnrollmentTokenValue.optional().openapi({
+      description: 'Required unless the call carries an API key of the person’s tenant. Consumed on success.',
+    }),
+  })
+  .openapi('EnrollRequest');
+export type EnrollRequest = z.infer<typeof EnrollRequest>;
+
+export const EnrollResult = z
+  .object({
+    personId: Id,
+    quality: z.number().min(0).max(1).openapi({ description: 'Face quality, 0.0 to 1.0.', example: 0.82 }),
+    enrolled: z.literal(true),
+    modelId: z.string().openapi({ description: 'The embedding model the template was made with.' }),
+  })
+  .openapi('EnrollResult');
+export type EnrollResult = z.infer<typeof EnrollResult>;
+
+export const OnboardingHealth = z
+  .object({
+    status: z.enum(['ok', 'starting', 'unavailable']),
+    modelId: z.string(),
+    workers: z.number().int(),
+    reason: z.string().optional().openapi({ description: 'Why the engine is not ready.' }),
+  })
+  .openapi('OnboardingHealth');
+export type OnboardingHealth = z.infer<typeof OnboardingHealth>;
