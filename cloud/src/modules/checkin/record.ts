@@ -5,7 +5,7 @@ import type { CheckinMethod, GeofenceStatus } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { notFound } from '../../http/errors.js';
-import { newId } from '../../infra/db/index.js';
+import { newId, type Tx } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
 import { emitEvent } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
@@ -27,8 +27,8 @@ export interface CheckinAttempt {
   actor: Actor;
   requestId?: string | null;
   ip?: string | null;
-  /** Runs inside the transaction once the check-in id exists (e.g. to store the frame). */
-  attach?: (checkInId: string) => Promise<void>;
+  /** Runs inside the transaction once the check-in row exists (e.g. to record the stored frame). */
+  attach?: (tx: Tx, checkInId: string) => Promise<void>;
 }
 
 const EVENT_FIELDS = {
@@ -101,7 +101,7 @@ export async function recordCheckin(
         receivedAt: occurredAt,
       },
     });
-    await attempt.attach?.(checkInId);
+    await attempt.attach?.(tx, checkInId);
     await recordAudit(tx, {
       tenantId: attempt.tenantId,
       actorType: attempt.actor.kind,

@@ -1,5 +1,6 @@
 import {
   CheckinResult,
+  IdentifyRequest,
   IdentityParams,
   LivenessChallenge,
   ManualCheckinRequest,
@@ -12,6 +13,7 @@ import type { AppDeps } from '../../deps.js';
 import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
 import { defineRoute } from '../../http/route.js';
 import { metaOf } from '../auth/routes.js';
+import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { createCheckinService, tenantBySlug } from './service.js';
 
@@ -29,6 +31,7 @@ export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
   const checkin = createCheckinService(deps);
+  const identify = createIdentify(deps, nonces);
   const limitClient = async (route: string, ip: string) => {
     const state = await limiter.consume(`checkin:${route}:ip:${ip}`, PER_CLIENT);
     if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
@@ -59,6 +62,48 @@ export function checkinRoutes(deps: AppDeps) {
         const { nonce, expiresAt } = await nonces.issue(tenant.id);
         return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge: 'passive' } };
       },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/public/checkin/{tenantSlug}/identify',
+      operationId: 'checkinIdentify',
+      summary: 'Check in by face',
+      description:
+        'Finds the face in `frame`, searches the tenant’s enrolled persons (1:N, cosine similarity) and records ' +
+        'the decision: `success` at or above the tenant’s `matchThreshold`, `denied` (`not_recognised`) below it, ' +
+        '`liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`, ' +
+        '`geofence_alert` when admitted outside the event’s geofence. With `eventId` the event rules apply. The ' +
+        'frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome ' +
+        'follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant ' +
+        'requires liveness) or with the tenant’s API key (quick-start). Limits: 120 calls a minute per client ' +
+        'address, 1,200 per tenant.',
+      tag: TAG,
+      auth: ['public', 'apiKey'],
+      params: TenantSlugParams,
+      body: IdentifyRequest,
+      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      errors: [
+        {
+          status: 400,
+          code: 'invalid_nonce',
+          description: 'missing (liveness required), forged, expired or used nonce',
+        },
+        { status: 400, code: 'invalid_base64', description: '`frame` is not base64' },
+        { status: 400, code: 'unsupported_image', description: '`frame` is not a JPEG or PNG' },
+        { status: 400, code: 'no_face_detected', description: 'no face in the frame' },
+        { status: 413, code: 'image_too_large', description: 'the image is over 8 MB or 25 megapixels' },
+        { status: 404, code: 'not_found', description: 'unknown tenant slug, or an event of another tenant' },
+        {
+          status: 429,
+          code: 'rate_limited',
+          description: 'over a per-client or per-tenant limit; see `Retry-After`',
+        },
+        { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or down' },
+      ],
+      handler: async ({ params, body, actor, req, res }) => ({
+        status: 200,
+        body: await identify(actor, params.tenantSlug, body, metaOf(req, res)),
+      }),
     }),
     defineRoute({
       method: 'get',

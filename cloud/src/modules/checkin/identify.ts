@@ -1,0 +1,112 @@
+// Check-in by face: liveness nonce, face pipeline, 1:N search over the tenant's enrolled persons,
+// decision with its scores, the frame stored encrypted, then the shared recording path.
+import type { AppDeps } from '../../deps.js';
+import type { ActorOf } from '../../http/actor.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import { newId } from '../../infra/db/index.js';
+import { createImageStore } from '../../infra/image-store.js';
+import type { RequestMeta } from '../auth/service.js';
+import { getTenantSettings } from '../tenants/service.js';
+import type { NonceService } from './nonces.js';
+import { recordCheckin } from './record.js';
+import { tenantBySlug } from './service.js';
+
+/** Per tenant, across all its kiosks and integrations. */
+export const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
+/** Per client address. */
+export const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
+
+export interface IdentifyInput {
+  frame: string;
+  nonce?: string | undefined;
+  eventId?: string | undefined;
+  location?: { lat: number; lng: number } | undefined;
+  deviceId?: string | undefined;
+}
+
+const DATA_URL = /^data:[^,]*;base64,/i;
+
+export function createIdentify(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'cipher' | 'config'>,
+  nonces: NonceService,
+) {
+  const limiter = createRateLimiter(deps.db, deps.clock);
+  const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
+
+  async function limit(key: string, rule: RateLimitRule) {
+    const state = await limiter.consume(key, rule);
+    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
+  }
+
+  return async function identify(
+    actor: ActorOf<'public' | 'apiKey'>,
+    tenantSlug: string,
+    input: IdentifyInput,
+    meta: RequestMeta,
+  ) {
+    const tenant = await tenantBySlug(deps, tenantSlug);
+    if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
+    await limit(`identify:ip:${meta.ip}`, PER_CLIENT);
+    await limit(`identify:tenant:${tenant.id}`, PER_TENANT);
+    const settings = await getTenantSettings(deps.db, tenant.id);
+    if (settings.requireLiveness && !input.nonce) {
+      throw new AppError(
+        400,
+        'invalid_nonce',
+        'This tenant requires liveness: send the nonce of a fresh challenge',
+      );
+    }
+    if (input.nonce) await nonces.consume(tenant.id, input.nonce);
+
+    const analysis = await deps.face.analyze(input.frame, { liveness: settings.requireLiveness });
+    const livenessScore = analysis.liveness?.score ?? null;
+    let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
+    let best: { personId: string; score: number } | undefined;
+    if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
+      verdict = 'liveness_failed';
+    } else {
+      [best] = await deps.gallery.search(tenant.id, analysis.embedding, 1);
+      verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
+    }
+    const round = (n: number) => Math.round(n * 10_000) / 10_000;
+    const bytes = Buffer.from(input.frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
+    const imageId = newId();
+    const stored = await images.save(tenant.id, imageId, bytes);
+    try {
+      return await recordCheckin(deps, {
+        tenantId: tenant.id,
+        method: 'facial',
+        verdict,
+        personId: verdict === 'recognised' ? best!.personId : null,
+        eventId: input.eventId,
+        deviceId: input.deviceId,
+        location: input.location,
+        score: best ? round(best.score) : null,
+        threshold: verdict === 'liveness_failed' ? null : settings.matchThreshold,
+        livenessScore: livenessScore === null ? null : round(livenessScore),
+        actor,
+        requestId: meta.requestId,
+        ip: meta.ip,
+        attach: async (tx, checkInId) => {
+          await tx.biometricImage.create({
+            data: {
+              id: imageId,
+              tenantId: tenant.id,
+              personId: verdict === 'recognised' ? best!.personId : null,
+              checkInId,
+              kind: 'checkin',
+              storageKey: stored.storageKey,
+              contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
+              byteSize: stored.byteSize,
+              sha256: stored.sha256,
+            },
+          });
+        },
+      });
+    } catch (error) {
+      await images.erase(stored.storageKey).catch(() => undefined);
+      throw error;
+    }
+  };
+}
