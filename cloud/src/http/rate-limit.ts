@@ -25,6 +25,8 @@ export interface RateLimiter {
   peek(key: string, rule: RateLimitRule): Promise<RateLimitState>;
   /** Forgets `key` (e.g. after a successful login). */
   reset(key: string): Promise<void>;
+  /** Deletes buckets whose window has ended (for a periodic job); answers how many. */
+  prune(): Promise<number>;
 }
 
 interface BucketRow {
@@ -66,6 +68,9 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
     },
     async reset(key) {
       await db.prisma.rateLimitBucket.deleteMany({ where: { key } });
+    },
+    async prune() {
+      return (await db.prisma.rateLimitBucket.deleteMany({ where: { resetAt: { lte: clock.now() } } })).count;
     },
   };
 }

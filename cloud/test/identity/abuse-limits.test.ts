@@ -93,6 +93,16 @@ describe('rate limiter', () => {
     expect(await a.consume('k', rule)).toMatchObject({ allowed: true, count: 1 });
   });
 
+  it('prunes only the buckets whose window has ended', async () => {
+    const limiter = createRateLimiter(app.deps.db, app.clock);
+    await limiter.consume('short', { limit: 1, windowMs: 1000 });
+    await limiter.consume('long', { limit: 1, windowMs: 3600_000 });
+    app.clock.advance(2000);
+    expect(await limiter.prune()).toBeGreaterThanOrEqual(1);
+    expect(await app.deps.db.prisma.rateLimitBucket.findUnique({ where: { key: 'short' } })).toBeNull();
+    expect(await app.deps.db.prisma.rateLimitBucket.findUnique({ where: { key: 'long' } })).not.toBeNull();
+  });
+
   it('counts concurrent hits exactly (atomic upsert)', async () => {
     const limiter = createRateLimiter(app.deps.db, app.clock);
     const rule = { limit: 100, windowMs: 60_000 };

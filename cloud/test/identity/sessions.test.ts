@@ -370,3 +370,21 @@ describe('refresh cookie attributes', () => {
     expect(readRefreshCookie('a=1')).toBeUndefined();
   });
 });
+
+describe('concurrent refresh', () => {
+  let app: IdentityApp;
+  beforeAll(async () => {
+    app = await startApp();
+  });
+  afterAll(() => app?.close());
+
+  it('of two simultaneous uses of one refresh token exactly one rotates; the other is treated as reuse', async () => {
+    const a = await adminOf(app);
+    const [r1, r2] = await Promise.all([
+      app.request('POST', '/v1/auth/refresh', { headers: cookie(a.refresh!) }),
+      app.request('POST', '/v1/auth/refresh', { headers: cookie(a.refresh!) }),
+    ]);
+    expect([r1.status, r2.status].sort()).toEqual([200, 401]);
+    expect([r1, r2].find((r) => r.status === 401)!.body.code).toBe('refresh_token_reused');
+  });
+});
