@@ -66,15 +66,21 @@ function wrap(
       const current = engine();
       const status = state();
       if (!current || status.state !== 'ready') {
-        throw new AppError(503, 'engine_unavailable', `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(), {
-          headers: { 'Retry-After': '30' },
-        });
+        throw new AppError(
+          503,
+          'engine_unavailable',
+          `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(),
+          {
+            headers: { 'Retry-After': '30' },
+          },
+        );
       }
       try {
         return await current.analyze(frame, options);
       } catch (error) {
         const mapped = faceErrorToAppError(error);
-        if (mapped.status >= 500) logger?.error({ code: isFaceEngineError(error) ? error.code : 'unknown' }, 'face engine failure');
+        if (mapped.status >= 500)
+          logger?.error({ code: isFaceEngineError(error) ? error.code : 'unknown' }, 'face engine failure');
         return Promise.reject(mapped);
       }
     },
@@ -83,7 +89,11 @@ function wrap(
 }
 
 /** Starts an engine in the background (the runtime's one per process). */
-export function startFaceService(options: { workers?: number; modelDir?: string; logger: Logger }): FaceService {
+export function startFaceService(options: {
+  workers?: number;
+  modelDir?: string;
+  logger: Logger;
+}): FaceService {
   let engine: FaceEngine | undefined;
   let status: FaceServiceStatus = { state: 'starting', modelId: EMBEDDING_MODEL_ID, workers: 0 };
   let closed = false;

@@ -38,7 +38,10 @@ export function createImageStore(deps: { dataDir: string; cipher: Cipher }): Ima
       const storageKey = path.posix.join('images', tenantId, `${imageId}.bin`);
       const file = pathOf(storageKey);
       await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-      await writeFile(file, deps.cipher.encrypt(bytes, context(tenantId, imageId)), { mode: 0o600, flag: 'wx' });
+      await writeFile(file, deps.cipher.encrypt(bytes, context(tenantId, imageId)), {
+        mode: 0o600,
+        flag: 'wx',
+      });
       return { storageKey, sha256: createHash('sha256').update(bytes).digest('hex'), byteSize: bytes.length };
     },
     async read(tenantId, imageId, storageKey) {

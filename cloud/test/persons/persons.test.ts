@@ -45,7 +45,11 @@ const createPerson = (headers: Record<string, string>, body: Record<string, unkn
 
 describe('persons CRUD', () => {
   it('creates a person with an API key and answers 201 with the contract fields and no biometric data', async () => {
-    const res = await createPerson(org.keyHeaders, { name: 'Ana Souza', document: '123', email: 'ana@example.com' });
+    const res = await createPerson(org.keyHeaders, {
+      name: 'Ana Souza',
+      document: '123',
+      email: 'ana@example.com',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       name: 'Ana Souza',
@@ -61,7 +65,11 @@ describe('persons CRUD', () => {
   });
 
   it('gets, patches and deletes with an admin session too', async () => {
-    const created = await createPerson(org.headers, { name: 'Bruno', document: '456', birthDate: '1990-04-30' });
+    const created = await createPerson(org.headers, {
+      name: 'Bruno',
+      document: '456',
+      birthDate: '1990-04-30',
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
     expect((await app.request('GET', `/v1/persons/${id}`, { headers: org.keyHeaders })).body.birthDate).toBe(
@@ -75,8 +83,13 @@ describe('persons CRUD', () => {
     expect(patched.body).toMatchObject({ name: 'Bruno', phone: '+55 11 5555-0000', birthDate: null });
     expect((await app.request('DELETE', `/v1/persons/${id}`, { headers: org.headers })).status).toBe(204);
     expect((await app.request('GET', `/v1/persons/${id}`, { headers: org.keyHeaders })).status).toBe(404);
-    const events = await app.deps.db.prisma.outboxEvent.findMany({ where: { tenantId: org.tenantId, name: 'person.deleted' } });
-    expect(events.map((e) => (e.payload as { data: unknown }).data)).toContainEqual({ personId: id, reason: 'deleted' });
+    const events = await app.deps.db.prisma.outboxEvent.findMany({
+      where: { tenantId: org.tenantId, name: 'person.deleted' },
+    });
+    expect(events.map((e) => (e.payload as { data: unknown }).data)).toContainEqual({
+      personId: id,
+      reason: 'deleted',
+    });
   });
 
   it('answers 404 for a person of another tenant, on every verb', async () => {
@@ -93,11 +106,15 @@ describe('persons CRUD', () => {
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(res.body.code).toBe('not_found');
     }
-    expect((await app.request('GET', `/v1/persons/${id}`, { headers: other.keyHeaders })).body.name).toBe('Other');
+    expect((await app.request('GET', `/v1/persons/${id}`, { headers: other.keyHeaders })).body.name).toBe(
+      'Other',
+    );
   });
 
   it('refuses a second person with the same externalId with 409 conflict', async () => {
-    expect((await createPerson(org.keyHeaders, { name: 'C', document: '1', externalId: 'dup-1' })).status).toBe(201);
+    expect(
+      (await createPerson(org.keyHeaders, { name: 'C', document: '1', externalId: 'dup-1' })).status,
+    ).toBe(201);
     const again = await createPerson(org.keyHeaders, { name: 'D', document: '2', externalId: 'dup-1' });
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('conflict');
@@ -112,7 +129,11 @@ describe('GET /v1/persons', () => {
   it('pages in creation order with an opaque cursor and filters by q, externalId and enrolled', async () => {
     const t = await integratorOf(app);
     for (let i = 0; i < 7; i++) {
-      await createPerson(t.keyHeaders, { name: `Page Person ${i}`, document: `doc-${i}`, externalId: `pp-${i}` });
+      await createPerson(t.keyHeaders, {
+        name: `Page Person ${i}`,
+        document: `doc-${i}`,
+        externalId: `pp-${i}`,
+      });
     }
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -171,7 +192,9 @@ describe('POST /v1/persons/upsert', () => {
     expect(results.filter((r) => r.status === 201)).toHaveLength(1);
     expect(results.filter((r) => r.status === 200)).toHaveLength(19);
     expect(new Set(results.map((r) => r.body.person.id)).size).toBe(1);
-    const rows = await app.deps.db.prisma.person.count({ where: { tenantId: org.tenantId, externalId: 'race-1' } });
+    const rows = await app.deps.db.prisma.person.count({
+      where: { tenantId: org.tenantId, externalId: 'race-1' },
+    });
     expect(rows).toBe(1);
   });
 });
@@ -185,10 +208,12 @@ describe('POST /v1/persons/import', () => {
     });
     const rows: unknown[] = [];
     for (let i = 0; i < 500; i++) {
-      if (i % 10 === 3) rows.push({ name: '', document: `D${i}` }); // empty name
+      if (i % 10 === 3)
+        rows.push({ name: '', document: `D${i}` }); // empty name
       else if (i % 10 === 7) rows.push({ name: `Row ${i}`, document: `D${i}`, email: 'not-an-email' });
       else if (i % 10 === 9) rows.push({ name: `Row ${i}`, document: `D${i}`, unknownField: true });
-      else if (i % 50 === 0) rows.push({ name: `Row ${i}`, document: `D${i}`, externalId: 'imp-0' }); // same key, 10 times
+      else if (i % 50 === 0)
+        rows.push({ name: `Row ${i}`, document: `D${i}`, externalId: 'imp-0' }); // same key, 10 times
       else if (i % 2 === 0) rows.push({ name: `Row ${i}`, document: `D${i}`, externalId: `imp-${i}` });
       else rows.push({ name: `Row ${i}`, document: `D${i}` });
     }
@@ -197,7 +222,9 @@ describe('POST /v1/persons/import', () => {
     const ms = performance.now() - started;
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(500);
-    expect(res.body.results.map((r: { index: number }) => r.index)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(res.body.results.map((r: { index: number }) => r.index)).toEqual(
+      Array.from({ length: 500 }, (_, i) => i),
+    );
     const failed = res.body.results.filter((r: { status: string }) => r.status === 'failed');
     expect(failed).toHaveLength(150);
     for (const f of failed) {
@@ -228,9 +255,15 @@ describe('POST /v1/persons/import', () => {
 
 describe('POST /v1/persons/:id/send-enrollment-link', () => {
   it('mails a single-use link to the person through SMTP and stores only the token hash', async () => {
-    const p = await createPerson(org.keyHeaders, { name: 'Link Person', document: 'L1', email: 'link@example.com' });
+    const p = await createPerson(org.keyHeaders, {
+      name: 'Link Person',
+      document: 'L1',
+      email: 'link@example.com',
+    });
     const before = mails.length;
-    const res = await app.request('POST', `/v1/persons/${p.body.id}/send-enrollment-link`, { headers: org.keyHeaders });
+    const res = await app.request('POST', `/v1/persons/${p.body.id}/send-enrollment-link`, {
+      headers: org.keyHeaders,
+    });
     expect(res.status).toBe(200);
     expect(res.body.personId).toBe(p.body.id);
     expect(new Date(res.body.expiresAt).getTime() - Date.now()).toBeGreaterThan(71 * 3600_000);
@@ -253,7 +286,9 @@ describe('POST /v1/persons/:id/send-enrollment-link', () => {
 
   it('answers 400 email_required for a person without e-mail', async () => {
     const p = await createPerson(org.keyHeaders, { name: 'No Mail', document: 'N1' });
-    const res = await app.request('POST', `/v1/persons/${p.body.id}/send-enrollment-link`, { headers: org.keyHeaders });
+    const res = await app.request('POST', `/v1/persons/${p.body.id}/send-enrollment-link`, {
+      headers: org.keyHeaders,
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('email_required');
   });
@@ -269,7 +304,10 @@ describe('public onboarding without a face engine', () => {
     expect(reg.body.enrollment_token).toMatch(/^et_/);
     const health = await app.request('GET', '/v1/public/onboarding/health');
     expect(health.status).toBe(503);
-    expect(health.body).toMatchObject({ status: 'unavailable', reason: expect.stringContaining('no face engine') });
+    expect(health.body).toMatchObject({
+      status: 'unavailable',
+      reason: expect.stringContaining('no face engine'),
+    });
     const enroll = await app.request('POST', '/v1/public/onboarding/enroll', {
       body: { personId: reg.body.personId, frame: 'aGVsbG8=', enrollment_token: reg.body.enrollment_token },
     });

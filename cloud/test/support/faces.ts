@@ -12,8 +12,10 @@ import { faceServiceOf, type FaceService } from '../../src/infra/face.js';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workspaceRoot = path.resolve(here, '..', '..', '..');
 
-/** `../shared/faces` next to the workspace root. */
-export const LABELLED_DIR = path.resolve(workspaceRoot, '..', 'shared', 'faces');
+/** `../shared/faces` next to the workspace root; PORTICO_FACES_DIR overrides it (a missing folder tests the fallback). */
+export const LABELLED_DIR = path.resolve(
+  process.env.PORTICO_FACES_DIR ?? path.join(workspaceRoot, '..', 'shared', 'faces'),
+);
 export const HAS_LABELLED = existsSync(LABELLED_DIR);
 export const LABELLED_SKIP_REASON = `../shared/faces not found at ${LABELLED_DIR}: labelled-photo tests skipped`;
 export const REGISTRY_DIR = path.join(resolveModelDir(), 'fixtures');
@@ -36,8 +38,9 @@ type SharpFn = (input?: Buffer) => {
 type SharpCreate = (options: {
   create: { width: number; height: number; channels: 3; background: string };
 }) => ReturnType<SharpFn>;
-const sharp = createRequire(path.join(workspaceRoot, 'shared', 'face-engine', 'package.json'))('sharp') as SharpFn &
-  SharpCreate;
+const sharp = createRequire(path.join(workspaceRoot, 'shared', 'face-engine', 'package.json'))(
+  'sharp',
+) as SharpFn & SharpCreate;
 
 export interface Photo {
   /** Where it came from, for messages. */
@@ -82,7 +85,16 @@ export async function samePersonPair(): Promise<[Photo, Photo]> {
   }
   const a = await read(path.join(REGISTRY_DIR, 'sample3.jpg'));
   const { width = 0 } = await sharp(a.bytes).metadata();
-  return [a, { name: `${a.name} at 90 %`, bytes: await sharp(a.bytes).resize(Math.round(width * 0.9)).jpeg({ quality: 90 }).toBuffer() }];
+  return [
+    a,
+    {
+      name: `${a.name} at 90 %`,
+      bytes: await sharp(a.bytes)
+        .resize(Math.round(width * 0.9))
+        .jpeg({ quality: 90 })
+        .toBuffer(),
+    },
+  ];
 }
 
 export type Degradation = 'blurred' | 'darkened' | 'shrunk';
@@ -92,13 +104,19 @@ export async function degrade(photo: Photo, how: Degradation): Promise<Photo> {
   const img = sharp(photo.bytes).rotate();
   const { width = 0 } = await sharp(photo.bytes).metadata();
   const out =
-    how === 'blurred' ? img.blur(3) : how === 'darkened' ? img.linear(0.1, 0) : img.resize(Math.max(8, Math.round(width / 5)));
+    how === 'blurred'
+      ? img.blur(3)
+      : how === 'darkened'
+        ? img.linear(0.1, 0)
+        : img.resize(Math.max(8, Math.round(width / 5)));
   return { name: `${photo.name} ${how}`, bytes: await out.jpeg({ quality: 90 }).toBuffer() };
 }
 
 /** A plain grey PNG: decodes fine, holds no face. */
 export async function facelessPng(): Promise<Buffer> {
-  return sharp({ create: { width: 320, height: 240, channels: 3, background: '#808080' } }).png().toBuffer();
+  return sharp({ create: { width: 320, height: 240, channels: 3, background: '#808080' } })
+    .png()
+    .toBuffer();
 }
 
 export const base64 = (bytes: Buffer) => bytes.toString('base64');

@@ -17,7 +17,10 @@ export const EnrollmentTokenValue = z
   .string()
   .min(1)
   .max(200)
-  .openapi({ description: 'Single-use token from registration or from an enrollment link.', example: 'et_...' });
+  .openapi({
+    description: 'Single-use token from registration or from an enrollment link.',
+    example: 'et_...',
+  });
 
 export const OnboardingRequest = PersonFields.extend({ frame: FaceFrame }).openapi('OnboardingRequest');
 export type OnboardingRequest = z.infer<typeof OnboardingRequest>;
@@ -53,7 +56,9 @@ export const RegisterResult = z
   .openapi('RegisterResult');
 export type RegisterResult = z.infer<typeof RegisterResult>;
 
-export const VerifyTokenRequest = z.strictObject({ enrollment_token: EnrollmentTokenValue }).openapi('VerifyTokenRequest');
+export const VerifyTokenRequest = z
+  .strictObject({ enrollment_token: EnrollmentTokenValue })
+  .openapi('VerifyTokenRequest');
 
 export const VerifyTokenResult = z
   .object({ valid: z.literal(true), personId: Id, expiresAt: Timestamp })

@@ -15,7 +15,10 @@ const ExternalId = z
   .trim()
   .min(1)
   .max(200)
-  .openapi({ description: 'The person’s key in the integrator’s system; unique within the tenant.', example: 'hr-0042' });
+  .openapi({
+    description: 'The person’s key in the integrator’s system; unique within the tenant.',
+    example: 'hr-0042',
+  });
 const Email = z.email().max(320).openapi({ example: 'ana@example.com' });
 const Phone = z.string().trim().min(3).max(32).openapi({ example: '+55 11 91234-5678' });
 const BirthDate = z.iso.date().openapi({ description: 'Calendar date, YYYY-MM-DD.', example: '1990-04-30' });
@@ -43,7 +46,9 @@ export const UpdatePersonRequest = z
     birthDate: BirthDate.nullable(),
   })
   .partial()
-  .openapi('UpdatePersonRequest', { description: 'Only the fields sent change; null clears an optional field.' });
+  .openapi('UpdatePersonRequest', {
+    description: 'Only the fields sent change; null clears an optional field.',
+  });
 export type UpdatePersonRequest = z.infer<typeof UpdatePersonRequest>;
 
 export const Person = z
@@ -55,11 +60,15 @@ export const Person = z
     email: z.string().nullable(),
     phone: z.string().nullable(),
     birthDate: z.string().nullable().openapi({ description: 'YYYY-MM-DD.' }),
-    enrolled: z.boolean().openapi({ description: 'True once a face template exists: facial check-in needs it.' }),
+    enrolled: z
+      .boolean()
+      .openapi({ description: 'True once a face template exists: facial check-in needs it.' }),
     enrolledAt: Timestamp.nullable(),
     anonymised: z
       .boolean()
-      .openapi({ description: 'Personal fields were erased by `DELETE /v1/persons/{id}/data`; the id stays.' }),
+      .openapi({
+        description: 'Personal fields were erased by `DELETE /v1/persons/{id}/data`; the id stays.',
+      }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
@@ -77,7 +86,9 @@ export const PersonListQuery = PageQuery.extend({
     .optional()
     .openapi({ description: 'Case-insensitive substring of name, document, externalId or email.' }),
   externalId: z.string().min(1).max(200).optional().openapi({ description: 'Exact externalId.' }),
-  enrolled: booleanQuery.optional().openapi({ description: '`true`: only enrolled persons; `false`: only not enrolled.' }),
+  enrolled: booleanQuery
+    .optional()
+    .openapi({ description: '`true`: only enrolled persons; `false`: only not enrolled.' }),
   createdFrom: Timestamp.optional().openapi({ description: 'Created at or after this instant.' }),
   createdTo: Timestamp.optional().openapi({ description: 'Created before this instant.' }),
 });
@@ -87,11 +98,14 @@ export const PersonList = pageOf(Person).openapi('PersonList', {
   description: 'Oldest first (createdAt, then id); the cursor is opaque.',
 });
 
-export const UpsertPersonRequest = PersonFields.extend({ externalId: ExternalId }).openapi('UpsertPersonRequest', {
-  description:
-    'Matched by externalId within the tenant. On update, name and document are replaced; email, phone and ' +
-    'birthDate change only when sent.',
-});
+export const UpsertPersonRequest = PersonFields.extend({ externalId: ExternalId }).openapi(
+  'UpsertPersonRequest',
+  {
+    description:
+      'Matched by externalId within the tenant. On update, name and document are replaced; email, phone and ' +
+      'birthDate change only when sent.',
+  },
+);
 export type UpsertPersonRequest = z.infer<typeof UpsertPersonRequest>;
 
 export const UpsertPersonResult = z
@@ -109,7 +123,11 @@ export type ImportPersonRow = z.infer<typeof ImportPersonRow>;
 export const ImportPersonsRequest = z
   .strictObject({
     rows: z
-      .array(z.record(z.string(), z.unknown()).openapi({ description: 'An `ImportPersonRow`, checked row by row.' }))
+      .array(
+        z
+          .record(z.string(), z.unknown())
+          .openapi({ description: 'An `ImportPersonRow`, checked row by row.' }),
+      )
       .min(1)
       .openapi({
         description:

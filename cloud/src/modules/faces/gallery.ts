@@ -32,7 +32,8 @@ export interface FaceGallery {
 }
 
 /** Context bound (as AAD) to a template's encrypted embedding. */
-export const templateContext = (tenantId: string, personId: string) => `face-template:${tenantId}:${personId}`;
+export const templateContext = (tenantId: string, personId: string) =>
+  `face-template:${tenantId}:${personId}`;
 
 interface TenantGallery {
   index: FaceIndex;
@@ -42,9 +43,14 @@ interface TenantGallery {
   hashSum: bigint;
 }
 
-const idHash = (id: string): bigint => BigInt(parseInt(createHash('md5').update(id).digest('hex').slice(0, 8), 16));
+const idHash = (id: string): bigint =>
+  BigInt(parseInt(createHash('md5').update(id).digest('hex').slice(0, 8), 16));
 
-export function createFaceGallery(deps: { db: Pick<Database, 'prisma'>; cipher: Cipher; modelId: string }): FaceGallery {
+export function createFaceGallery(deps: {
+  db: Pick<Database, 'prisma'>;
+  cipher: Cipher;
+  modelId: string;
+}): FaceGallery {
   const { prisma } = deps.db;
   const tenants = new Map<string, TenantGallery>();
   const loading = new Map<string, Promise<TenantGallery>>();
@@ -112,7 +118,9 @@ export function createFaceGallery(deps: { db: Pick<Database, 'prisma'>; cipher: 
   return {
     async search(tenantId, embedding, k) {
       const gallery = await current(tenantId);
-      return gallery.index.search(embedding, k).map((hit: SearchHit) => ({ personId: hit.id, score: hit.score }));
+      return gallery.index
+        .search(embedding, k)
+        .map((hit: SearchHit) => ({ personId: hit.id, score: hit.score }));
     },
     put(tenantId, personId, templateId, embedding) {
       const gallery = tenants.get(tenantId);

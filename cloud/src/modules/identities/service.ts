@@ -7,7 +7,13 @@ export async function createIdentity(
   input: { tenantId: string; personId: string; now: Date },
 ): Promise<{ id: string }> {
   return tx.identity.create({
-    data: { id: newId(), tenantId: input.tenantId, personId: input.personId, status: 'active', createdAt: input.now },
+    data: {
+      id: newId(),
+      tenantId: input.tenantId,
+      personId: input.personId,
+      status: 'active',
+      createdAt: input.now,
+    },
     select: { id: true },
   });
 }

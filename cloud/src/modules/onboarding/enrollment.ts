@@ -46,11 +46,20 @@ export function createEnrollment(deps: Deps) {
       if (!settings.allowDuplicateFaces) {
         const hits = await deps.gallery.search(tenantId, analysis.embedding, 2);
         if (hits.some((h) => h.personId !== personId && h.score >= settings.matchThreshold)) {
-          throw new AppError(409, 'duplicate_face', 'This face is already enrolled for another person of this tenant');
+          throw new AppError(
+            409,
+            'duplicate_face',
+            'This face is already enrolled for another person of this tenant',
+          );
         }
       }
       const bytes = Buffer.from(frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
-      return { analysis, settings, bytes, contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg' };
+      return {
+        analysis,
+        settings,
+        bytes,
+        contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
+      };
     },
 
     /**

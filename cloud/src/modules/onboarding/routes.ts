@@ -30,7 +30,8 @@ const FACE_ERRORS = [
   {
     status: 409,
     code: 'duplicate_face',
-    description: 'the face matches another person of the tenant (cosine >= matchThreshold) and allowDuplicateFaces is off',
+    description:
+      'the face matches another person of the tenant (cosine >= matchThreshold) and allowDuplicateFaces is off',
   },
   { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or unavailable' },
 ] as const;
@@ -57,7 +58,10 @@ export function onboardingRoutes(deps: AppDeps) {
       auth: ['adminSession', 'apiKey'],
       body: OnboardingRequest,
       responses: { 201: { description: 'Created and enrolled', schema: OnboardingResult } },
-      errors: [...FACE_ERRORS, { status: 409, code: 'conflict', description: 'externalId already used in the tenant' }],
+      errors: [
+        ...FACE_ERRORS,
+        { status: 409, code: 'conflict', description: 'externalId already used in the tenant' },
+      ],
       handler: async ({ actor, body, req, res }) => ({
         status: 201,
         body: await onboarding.onboard(personContextOf(actor, req, res), body),
@@ -68,7 +72,8 @@ export function onboardingRoutes(deps: AppDeps) {
       path: '/v1/public/onboarding/health',
       operationId: 'onboardingHealth',
       summary: 'Is the biometric engine available?',
-      description: '200 when enrollment can run; 503 while the engine starts or when it cannot (with the reason).',
+      description:
+        '200 when enrollment can run; 503 while the engine starts or when it cannot (with the reason).',
       tag: TAG,
       auth: ANY_CALLER,
       responses: {
@@ -93,7 +98,10 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no active tenant with this slug' },
         { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
       ],
-      handler: async ({ body, req }) => ({ status: 201, body: await onboarding.register(body, req.ip ?? null) }),
+      handler: async ({ body, req }) => ({
+        status: 201,
+        body: await onboarding.register(body, req.ip ?? null),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -142,7 +150,9 @@ export function onboardingRoutes(deps: AppDeps) {
       handler: async ({ actor, body, req }) => ({
         status: 200,
         body: await onboarding.enroll(
-          actor.kind === 'apiKey' ? { kind: 'apiKey', tenantId: actor.tenantId, keyId: actor.keyId } : { kind: 'public' },
+          actor.kind === 'apiKey'
+            ? { kind: 'apiKey', tenantId: actor.tenantId, keyId: actor.keyId }
+            : { kind: 'public' },
           body,
           req.ip ?? null,
         ),

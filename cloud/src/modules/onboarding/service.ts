@@ -87,7 +87,11 @@ export function createOnboardingService(
             action: 'person.onboarded',
             targetType: 'person',
             targetId: personId,
-            metadata: { identityId: identity.id, quality: face.analysis.quality, modelId: face.analysis.modelId },
+            metadata: {
+              identityId: identity.id,
+              quality: face.analysis.quality,
+              modelId: face.analysis.modelId,
+            },
             ip: ctx.ip,
             requestId: ctx.requestId,
           });
@@ -143,7 +147,11 @@ export function createOnboardingService(
           targetId: person.id,
           ip,
         });
-        return { personId: person.id, enrollment_token: token.token, expiresAt: token.expiresAt.toISOString() };
+        return {
+          personId: person.id,
+          enrollment_token: token.token,
+          expiresAt: token.expiresAt.toISOString(),
+        };
       });
     },
 
@@ -164,7 +172,10 @@ export function createOnboardingService(
       if (input.enrollment_token !== undefined) {
         if (caller.kind === 'public') await limit('enroll', ip);
         const row = await usableToken(prisma, input.enrollment_token, now);
-        if (row.personId !== input.personId || (caller.kind === 'apiKey' && caller.tenantId !== row.tenantId)) {
+        if (
+          row.personId !== input.personId ||
+          (caller.kind === 'apiKey' && caller.tenantId !== row.tenantId)
+        ) {
           throw new AppError(400, 'invalid_token', 'This enrollment token is not for this person');
         }
         tenantId = row.tenantId;
@@ -193,7 +204,11 @@ export function createOnboardingService(
             action: person.enrolledAt ? 'person.reenrolled' : 'person.enrolled',
             targetType: 'person',
             targetId: person.id,
-            metadata: { quality: face.analysis.quality, modelId: face.analysis.modelId, viaToken: tokenId !== null },
+            metadata: {
+              quality: face.analysis.quality,
+              modelId: face.analysis.modelId,
+              viaToken: tokenId !== null,
+            },
             ip,
           });
         });
@@ -203,7 +218,12 @@ export function createOnboardingService(
       }
       await stored.committed();
       deps.outbox.notify();
-      return { personId: person.id, quality: face.analysis.quality, enrolled: true, modelId: face.analysis.modelId };
+      return {
+        personId: person.id,
+        quality: face.analysis.quality,
+        enrolled: true,
+        modelId: face.analysis.modelId,
+      };
     },
   };
 }

@@ -38,7 +38,11 @@ export function personContextOf(
 
 export function personRoutes(deps: AppDeps) {
   const persons = createPersonService(deps);
-  const notFound = { status: 404, code: 'not_found', description: 'no such person in the caller’s tenant' } as const;
+  const notFound = {
+    status: 404,
+    code: 'not_found',
+    description: 'no such person in the caller’s tenant',
+  } as const;
   const externalIdConflict = {
     status: 409,
     code: 'conflict',

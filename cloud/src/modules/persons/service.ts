@@ -62,7 +62,13 @@ export function createPersonService(deps: Deps) {
   const { prisma } = deps.db;
   const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
 
-  const audit = (tx: Pick<Tx, 'auditLog'>, ctx: PersonContext, action: string, targetId: string, metadata: Prisma.InputJsonObject = {}) =>
+  const audit = (
+    tx: Pick<Tx, 'auditLog'>,
+    ctx: PersonContext,
+    action: string,
+    targetId: string,
+    metadata: Prisma.InputJsonObject = {},
+  ) =>
     recordAudit(tx, {
       tenantId: ctx.tenantId,
       actorType: ctx.actorType,
@@ -82,7 +88,10 @@ export function createPersonService(deps: Deps) {
   }
 
   /** Atomic insert-or-update on the (tenant_id, external_id) unique index: concurrent calls make one row. */
-  async function upsertRow(ctx: PersonContext, input: UpsertPersonRequest): Promise<{ id: string; created: boolean }> {
+  async function upsertRow(
+    ctx: PersonContext,
+    input: UpsertPersonRequest,
+  ): Promise<{ id: string; created: boolean }> {
     const now = deps.clock.now();
     const has = (k: keyof UpsertPersonRequest) => input[k] !== undefined;
     const rows = await prisma.$queryRaw<Array<{ id: string; inserted: boolean }>>`
@@ -131,7 +140,10 @@ export function createPersonService(deps: Deps) {
 
   /** Deletes image rows of the person in `tx`; the files are erased by the caller after commit. */
   async function detachImages(tx: Pick<Tx, 'biometricImage'>, tenantId: string, personId: string) {
-    const rows = await tx.biometricImage.findMany({ where: { tenantId, personId }, select: { storageKey: true } });
+    const rows = await tx.biometricImage.findMany({
+      where: { tenantId, personId },
+      select: { storageKey: true },
+    });
     await tx.biometricImage.deleteMany({ where: { tenantId, personId } });
     return rows.map((r) => r.storageKey);
   }
@@ -151,7 +163,9 @@ export function createPersonService(deps: Deps) {
       const and: Prisma.PersonWhereInput[] = [{ tenantId: ctx.tenantId }];
       if (query.q) {
         const contains = { contains: query.q, mode: 'insensitive' as const };
-        and.push({ OR: [{ name: contains }, { document: contains }, { externalId: contains }, { email: contains }] });
+        and.push({
+          OR: [{ name: contains }, { document: contains }, { externalId: contains }, { email: contains }],
+        });
       }
       if (query.externalId) and.push({ externalId: query.externalId });
       if (query.enrolled !== undefined) and.push({ enrolledAt: query.enrolled ? { not: null } : null });
@@ -186,7 +200,8 @@ export function createPersonService(deps: Deps) {
       try {
         return await prisma.$transaction(async (tx) => {
           const person = await findPerson(tx, ctx, id);
-          if (person.anonymisedAt) throw new AppError(409, 'conflict', 'An anonymised person cannot be changed');
+          if (person.anonymisedAt)
+            throw new AppError(409, 'conflict', 'An anonymised person cannot be changed');
           const updated = await tx.person.update({
             where: { id: person.id },
             data: {
@@ -210,7 +225,10 @@ export function createPersonService(deps: Deps) {
 
     async upsert(ctx: PersonContext, input: UpsertPersonRequest): Promise<UpsertPersonResult> {
       const { id, created } = await upsertRow(ctx, input);
-      return { result: created ? 'created' : 'updated', person: toPersonWire(await findPerson(prisma, ctx, id)) };
+      return {
+        result: created ? 'created' : 'updated',
+        person: toPersonWire(await findPerson(prisma, ctx, id)),
+      };
     },
 
     /**
@@ -219,9 +237,14 @@ export function createPersonService(deps: Deps) {
      */
     async importRows(ctx: PersonContext, rows: unknown[]): Promise<ImportPersonsResult> {
       if (rows.length > IMPORT_MAX_ROWS) {
-        throw new AppError(400, 'too_many_rows', `At most ${IMPORT_MAX_ROWS} rows per call; got ${rows.length}`, {
-          extra: { maxRows: IMPORT_MAX_ROWS, rows: rows.length },
-        });
+        throw new AppError(
+          400,
+          'too_many_rows',
+          `At most ${IMPORT_MAX_ROWS} rows per call; got ${rows.length}`,
+          {
+            extra: { maxRows: IMPORT_MAX_ROWS, rows: rows.length },
+          },
+        );
       }
       const results: ImportRowResult[] = [];
       for (const [index, raw] of rows.entries()) {
@@ -232,7 +255,10 @@ export function createPersonService(deps: Deps) {
         }
         try {
           if (parsed.data.externalId) {
-            const { id, created } = await upsertRow(ctx, { ...parsed.data, externalId: parsed.data.externalId });
+            const { id, created } = await upsertRow(ctx, {
+              ...parsed.data,
+              externalId: parsed.data.externalId,
+            });
             results.push({ index, status: created ? 'created' : 'updated', personId: id });
           } else {
             const person = await createRow(ctx, parsed.data);
@@ -336,7 +362,11 @@ export function createPersonService(deps: Deps) {
         const person = await findPerson(tx, ctx, id);
         if (person.anonymisedAt) throw new AppError(409, 'conflict', 'The person was anonymised');
         if (!person.email) {
-          throw new AppError(400, 'email_required', 'The person has no e-mail address; set one with PATCH first');
+          throw new AppError(
+            400,
+            'email_required',
+            'The person has no e-mail address; set one with PATCH first',
+          );
         }
         const token = await issueEnrollmentToken(tx, {
           tenantId: ctx.tenantId,
