@@ -67,14 +67,14 @@ function firstImages(dir: string, count: number): string[] {
 
 /**
  * Clean, frontal photos of different people. With the labelled set: one photo each of several
- * identities; without it: the registry photos whose primary face is clean (sample3, sample6).
+ * identities; without it: the registry group photos whose primary face scores above 0.5.
  */
 export async function cleanPhotos(): Promise<Photo[]> {
   if (HAS_LABELLED) {
     const rels = ['johns/John_Simm', 'bbt/leonard', 'bbt/sheldon', 'johns/John_Savage', 'bbt/raj'];
     return Promise.all(rels.map((r) => read(firstImages(labelled(r), 1)[0]!)));
   }
-  return Promise.all(['sample3.jpg', 'sample6.jpg'].map((f) => read(path.join(REGISTRY_DIR, f))));
+  return Promise.all(['sample3.jpg', 'sample6.jpg', 'sample1.jpg', 'sample5.jpg'].map((f) => read(path.join(REGISTRY_DIR, f))));
 }
 
 /** Two different photos of the same person (labelled), or the same photo re-encoded at 90 % (registry). */
