@@ -1,0 +1,194 @@
+// Benchmark: check-in by face end to end over HTTP (liveness on, nonces fetched beforehand), with 1k and
+// 100k enrolled templates (synthetic embeddings plus real enrolled photos), at concurrency 1, 4 and 16;
+// and the time from a committed check-in to the first webhook attempt received. Prints figures.
+// Needs ../shared/faces for the real probe photos.
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { EMBEDDING_DIMENSIONS, embeddingToBuffer } from '@portico/face-engine';
+import { loadConfig } from '../src/config.js';
+import { newId } from '../src/infra/db/index.js';
+import { createLogger } from '../src/infra/logger.js';
+import { templateContext } from '../src/modules/faces/gallery.js';
+import { provisionTenant } from '../src/modules/tenants/provision.js';
+import { createRuntime } from '../src/runtime.js';
+import { startServer } from '../src/server.js';
+import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
+
+const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/faces');
+const ENROLLED = ['amy', 'bernadette', 'howard', 'leonard', 'penny', 'raj', 'sheldon', 'stuart'];
+const GALLERIES = [1_000, 100_000];
+const CONCURRENCY = [1, 4, 16];
+const REQUESTS = 64;
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+const fmt = (n: number) => n.toFixed(1);
+
+function randomUnit(): Float32Array {
+  const v = new Float32Array(EMBEDDING_DIMENSIONS);
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) {
+    // Sum of uniforms: roughly Gaussian, enough for directions spread over the sphere.
+    const g = Math.random() + Math.random() + Math.random() - 1.5;
+    v[i] = g;
+    norm += g * g;
+  }
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < v.length; i++) v[i]! /= norm;
+  return v;
+}
+
+async function main() {
+  if (!existsSync(FACES)) {
+    console.log(`identify benchmark skipped: ${FACES} (real probe photos) is absent`);
+    return;
+  }
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MQTT_PORT: '0',
+    LOG_LEVEL: 'warn',
+    ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
+    SEED_DEMO_TENANT: 'false',
+    NODE_ENV: 'production',
+  });
+  const runtime = await createRuntime(config, { logger: createLogger('warn') });
+  await runtime.deps.face.started();
+  const server = await startServer(runtime);
+  const receiver = await startWebhookReceiver();
+  const { prisma } = runtime.deps.db;
+  console.log(`identify benchmark: PGlite in ${dataDir}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`);
+
+  try {
+    for (const size of GALLERIES) {
+      const tenant = await provisionTenant(runtime.deps, {
+        slug: `bench-${size}`,
+        name: `Bench ${size}`,
+        adminEmail: `bench-${size}@example.test`,
+      });
+      const login = await fetch(`${server.url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
+      });
+      const admin = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+      await fetch(`${server.url}/v1/tenants/${tenant.tenantId}/settings`, {
+        method: 'PATCH',
+        headers: { ...admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ webhookUrl: receiver.url, livenessThreshold: 0 }),
+      });
+      // Real persons, enrolled through the API from their first photo.
+      for (const name of ENROLLED) {
+        const frame = (await readFile(path.join(FACES, 'bbt', name, `${name}1.png`))).toString('base64');
+        const res = await fetch(`${server.url}/v1/onboarding`, {
+          method: 'POST',
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify({ name, document: `D-${name}`, frame }),
+        });
+        if (res.status !== 201) throw new Error(`enrolling ${name}: ${res.status} ${await res.text()}`);
+      }
+      // The synthetic rest of the gallery, written straight to the tables.
+      const t0 = performance.now();
+      for (let done = ENROLLED.length; done < size; ) {
+        const batch = Math.min(5_000, size - done);
+        const persons = [];
+        const templates = [];
+        for (let i = 0; i < batch; i++) {
+          const personId = newId();
+          persons.push({ id: personId, tenantId: tenant.tenantId, name: `Synthetic ${done + i}`, document: randomBytes(6).toString('hex'), enrolledAt: new Date() });
+          templates.push({
+            id: newId(),
+            tenantId: tenant.tenantId,
+            personId,
+            modelId: runtime.deps.face.modelId,
+            embeddingEnc: runtime.deps.cipher.encrypt(embeddingToBuffer(randomUnit()), templateContext(tenant.tenantId, personId)),
+            quality: 0.9,
+          });
+        }
+        await prisma.person.createMany({ data: persons });
+        await prisma.faceTemplate.createMany({ data: templates });
+        done += batch;
+      }
+      console.log(`\n${size.toLocaleString('en')} enrolled templates (synthetic rows written in ${fmt((performance.now() - t0) / 1000)} s)`);
+
+      const probes = await Promise.all(
+        ENROLLED.map(async (name) => ({ name, frame: (await readFile(path.join(FACES, 'bbt', name, `${name}3.png`))).toString('base64') })),
+      );
+      // Each simulated kiosk has its own address (X-Forwarded-For from loopback is trusted), so the
+      // per-client limit of 120 calls a minute does not throttle the benchmark.
+      let kiosk = 0;
+      const kioskAddress = () => `10.${size % 250}.${Math.floor(kiosk / 250) % 250}.${kiosk++ % 250}`;
+      const challenge = async () => {
+        const res = await fetch(`${server.url}/v1/public/checkin/${tenant.slug}/liveness/challenge`, {
+          headers: { 'x-forwarded-for': kioskAddress() },
+        });
+        if (res.status !== 200) throw new Error(`challenge: ${res.status} ${await res.text()}`);
+        return ((await res.json()) as { nonce: string }).nonce;
+      };
+      const identify = async (i: number, nonce: string) => {
+        const probe = probes[i % probes.length]!;
+        const started = performance.now();
+        const res = await fetch(`${server.url}/v1/public/checkin/${tenant.slug}/identify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': kioskAddress() },
+          body: JSON.stringify({ frame: probe.frame, nonce }),
+        });
+        const body = (await res.json()) as { outcome: string; person: { displayName: string } | null; checkInId: string };
+        if (res.status !== 200) throw new Error(`identify: ${res.status} ${JSON.stringify(body)}`);
+        return { ms: performance.now() - started, ok: body.person?.displayName === probe.name, body, at: Date.now() };
+      };
+      // Warm-up: loads the gallery into memory (decrypting every template) and warms the workers.
+      const warm = performance.now();
+      await identify(0, await challenge());
+      console.log(`  first identify (loads the gallery): ${fmt(performance.now() - warm)} ms`);
+
+      for (const concurrency of CONCURRENCY) {
+        const nonces = await Promise.all(Array.from({ length: REQUESTS }, challenge));
+        const latencies: number[] = [];
+        let correct = 0;
+        let next = 0;
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            while (next < REQUESTS) {
+              const i = next++;
+              const r = await identify(i, nonces[i]!);
+              latencies.push(r.ms);
+              if (r.ok) correct++;
+            }
+          }),
+        );
+        const seconds = (performance.now() - started) / 1000;
+        latencies.sort((a, b) => a - b);
+        console.log(
+          `  concurrency ${String(concurrency).padStart(2)}: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms, ` +
+            `${fmt(REQUESTS / seconds)} identifications/s, ${correct}/${REQUESTS} recognised correctly`,
+        );
+      }
+
+      // Check-in committed (response received) -> first webhook attempt received.
+      const delays: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r = await identify(i, await challenge());
+        const hook = await receiver.waitForBody((b) => b.data.checkInId === r.body.checkInId);
+        const got = receiver.received.find((h) => JSON.parse(h.rawBody).id === hook.id)!;
+        delays.push(got.receivedAt - r.at);
+      }
+      delays.sort((a, b) => a - b);
+      console.log(`  webhook after check-in response: p50 ${fmt(percentile(delays, 50))} ms, max ${fmt(delays.at(-1)!)} ms`);
+    }
+  } finally {
+    await receiver.close();
+    await server.stop(1000);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
