@@ -9,6 +9,7 @@ import type { AppDeps } from '../../src/deps.js';
 import type { Clock } from '../../src/infra/clock.js';
 import type { Database } from '../../src/infra/db/index.js';
 import { unavailableFaceService, type FaceService } from '../../src/infra/face.js';
+import type { Logger } from '../../src/infra/logger.js';
 import { createRuntime } from '../../src/runtime.js';
 import { startServer } from '../../src/server.js';
 import { createTestDatabase } from './database.js';
@@ -39,6 +40,8 @@ export interface TestAppOptions {
   database?: Database;
   /** A face service the test file owns (one engine per file); default: none (enrollment answers 503). */
   face?: FaceService;
+  /** Capture the service's log lines (tests of what is and is not logged). */
+  logger?: Logger;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -59,6 +62,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       ? async () => ({ ...options.database!, close: async () => {} })
       : createTestDatabase,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
     face: options.face ?? unavailableFaceService('no face engine in this test app'),
   });
   const running = await startServer(runtime);
