@@ -1,16 +1,11 @@
 // The caller's own tenant and its settings. Only overrides are stored (Tenant.settings); reads merge
-// them over TENANT_SETTINGS_DEFAULTS, so a new default reaches every tenant that did not override it.
-import {
-  AgePolicy,
-  TENANT_SETTINGS_DEFAULTS,
-  TenantSettings,
-  type TenantSettingsPatch,
-  type Tenant as TenantWire,
-} from '@portico/contract';
+// them over TENANT_SETTINGS_DEFAULTS (settings.ts), so a new default reaches every tenant that did not override it.
+import type { TenantSettings, TenantSettingsPatch, Tenant as TenantWire } from '@portico/contract';
 import type { Prisma, Tenant } from '../../generated/prisma/client.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { Database } from '../../infra/db/index.js';
 import { recordAudit, type AuditEntry } from '../audit/record.js';
+import { tenantSettingsOf } from './settings.js';
 import { checkWebhookUrl } from './webhook-url.js';
 
 type Db = Pick<Database, 'prisma'>;
@@ -19,26 +14,7 @@ type Db = Pick<Database, 'prisma'>;
 export async function getTenantSettings(db: Db, tenantId: string): Promise<TenantSettings> {
   const tenant = await db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
   if (!tenant) throw notFound('Tenant');
-  return effectiveSettings(tenant.settings);
-}
-
-/** Merges stored overrides over the defaults; an override that no longer validates falls back to its default. */
-export function effectiveSettings(stored: Prisma.JsonValue): TenantSettings {
-  const overrides = (stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<
-    string,
-    unknown
-  >;
-  const merged: Record<string, unknown> = { ...TENANT_SETTINGS_DEFAULTS };
-  const shape = TenantSettings.shape;
-  for (const [key, value] of Object.entries(overrides)) {
-    if (key === 'age_policy') {
-      const policy = AgePolicy.safeParse({ ...TENANT_SETTINGS_DEFAULTS.age_policy, ...(value as object) });
-      if (policy.success) merged.age_policy = policy.data;
-    } else if (key in shape && shape[key as keyof typeof shape].safeParse(value).success) {
-      merged[key] = value;
-    }
-  }
-  return TenantSettings.parse(merged);
+  return tenantSettingsOf(tenant.settings);
 }
 
 export interface TenantContext {
@@ -88,7 +64,7 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
     },
 
     async getSettings(ctx: TenantContext, id: string): Promise<TenantSettings> {
-      return effectiveSettings((await ownTenant(ctx, id)).settings);
+      return tenantSettingsOf((await ownTenant(ctx, id)).settings);
     },
 
     async updateSettings(
@@ -117,7 +93,7 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
               ? { ...((stored.age_policy as object | undefined) ?? {}), ...(value as object) }
               : value;
         }
-        const effective = effectiveSettings(next as Prisma.JsonValue);
+        const effective = tenantSettingsOf(next as Prisma.JsonValue);
         await tx.tenant.update({ where: { id }, data: { settings: next as Prisma.InputJsonObject } });
         // Changed field names and their new values: settings hold no secrets.
         await recordAudit(
