@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { getTenantSettings } from '../../src/modules/tenants/service.js';
+import { tenantSettingsOf } from '../../src/modules/tenants/settings.js';
 import { checkWebhookUrl, isPrivateAddress } from '../../src/modules/tenants/webhook-url.js';
 import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from './support.js';
 
@@ -187,6 +188,24 @@ describe('tenant and settings', () => {
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('forbidden');
     }
+  });
+});
+
+describe('effective settings', () => {
+  it('merge stored overrides over the defaults and fall back to the default for an override that no longer validates', () => {
+    expect(tenantSettingsOf(null)).toEqual(TENANT_SETTINGS_DEFAULTS);
+    expect(
+      tenantSettingsOf({
+        geofenceRadiusMetros: -5,
+        matchThreshold: 0.3,
+        junk: 1,
+        age_policy: { minimumAge: 16 },
+      }),
+    ).toEqual({
+      ...TENANT_SETTINGS_DEFAULTS,
+      matchThreshold: 0.3,
+      age_policy: { minimumAge: 16, belowMinimum: 'deny' },
+    });
   });
 });
 
