@@ -16,7 +16,16 @@ import {
 } from './geometry.js';
 import { EMBEDDING_MODEL_ID, MODELS, type ModelName } from './models/manifest.js';
 import { combineQuality, qualityFactors } from './quality.js';
-import { lumaFromTensor, rectAffine, sampleTensor, type Affine, type Raster, type Rect } from './raster.js';
+import {
+  letterboxTensor,
+  lumaFromTensor,
+  rectAffine,
+  resizeRaster,
+  sampleTensor,
+  type Affine,
+  type Raster,
+  type Rect,
+} from './raster.js';
 import type {
   AnalyzeOptions,
   DetectedFace,
@@ -122,14 +131,15 @@ export class Analyzer {
 
   private async detectAt(raster: Raster, shrink: number): Promise<DetectedFace[]> {
     const { width: W, height: H } = MODELS.detect.input;
-    const s = Math.min(W / raster.width, H / raster.height) * shrink;
-    const ox = (W - raster.width * s) / 2;
-    const oy = (H - raster.height * s) / 2;
-    // Output pixel (u, v) -> source ((u - ox) / s, (v - oy) / s).
-    const input = sampleTensor(raster, [1 / s, 0, -ox / s, 0, 1 / s, -oy / s], W, H, MODELS.detect.input, {
-      supersample: Math.min(4, Math.ceil(1 / s)),
-      fill: 0,
-    });
+    const scale = Math.min(W / raster.width, H / raster.height) * shrink;
+    const w = Math.max(1, Math.round(raster.width * scale));
+    const h = Math.max(1, Math.round(raster.height * scale));
+    const ox = Math.floor((W - w) / 2);
+    const oy = Math.floor((H - h) / 2);
+    const small = await resizeRaster(raster, w, h);
+    const input = letterboxTensor(small, W, H, ox, oy, MODELS.detect.input);
+    const sx = w / raster.width;
+    const sy = h / raster.height;
     const out = await this.run('detect', tensor(input, W, H, 3));
     const scores = out['scores']!.data as Float32Array;
     const boxes = out['boxes']!.data as Float32Array;
@@ -139,10 +149,10 @@ export class Analyzer {
       const score = scores[i * 2 + 1]!;
       if (score < minScore) continue;
       // Boxes may extend past the image: they are kept as predicted, the landmark crop needs that.
-      const x1 = (boxes[i * 4]! * W - ox) / s;
-      const y1 = (boxes[i * 4 + 1]! * H - oy) / s;
-      const x2 = (boxes[i * 4 + 2]! * W - ox) / s;
-      const y2 = (boxes[i * 4 + 3]! * H - oy) / s;
+      const x1 = (boxes[i * 4]! * W - ox) / sx;
+      const y1 = (boxes[i * 4 + 1]! * H - oy) / sy;
+      const x2 = (boxes[i * 4 + 2]! * W - ox) / sx;
+      const y2 = (boxes[i * 4 + 3]! * H - oy) / sy;
       if (x2 - x1 < 4 || y2 - y1 < 4) continue;
       candidates.push({ box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score });
     }

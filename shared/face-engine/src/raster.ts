@@ -3,6 +3,7 @@
  * transform into the source image and writes a normalised planar tensor, so crops, letterboxing and
  * face alignment all use the same (bilinear, optionally supersampled) interpolation.
  */
+import sharp from 'sharp';
 import type { ModelInput } from './models/manifest.js';
 
 /** Interleaved RGB, 8 bits per channel. */
@@ -48,6 +49,7 @@ export function sampleTensor(
   const n = Math.max(1, Math.round(options.supersample ?? 1));
   const fill = options.fill ?? 0;
   const [a, b, c, d, e, f] = map;
+  if (b === 0 && d === 0) return sampleAxisAligned(src, a, c, e, f, outWidth, outHeight, input, n, fill);
   const { data, width, height } = src;
   const plane = outWidth * outHeight;
   const grey = input.colourOrder === 'GREY';
@@ -115,6 +117,168 @@ export function sampleTensor(
         out[o] = (r - m0) * s0;
         out[o + plane] = (g - m1) * s1;
         out[o + 2 * plane] = (bl - m2) * s2;
+      }
+    }
+  }
+  return out;
+}
+
+interface Taps {
+  /** Per output coordinate and subsample: lower source index, upper source index, upper weight. */
+  readonly lo: Int32Array;
+  readonly hi: Int32Array;
+  readonly w: Float32Array;
+  /** 1 where the tap falls outside the source (fill value is used). */
+  readonly out: Uint8Array;
+}
+
+function taps(scale: number, offset: number, outSize: number, srcSize: number, n: number): Taps {
+  const count = outSize * n;
+  const lo = new Int32Array(count);
+  const hi = new Int32Array(count);
+  const w = new Float32Array(count);
+  const out = new Uint8Array(count);
+  const max = srcSize - 1;
+  for (let o = 0; o < outSize; o++) {
+    for (let k = 0; k < n; k++) {
+      const t = o * n + k;
+      const x = scale * (o + (k + 0.5) / n) + offset - 0.5;
+      if (x < -0.5 || x > max + 0.5) out[t] = 1;
+      const xc = x < 0 ? 0 : x > max ? max : x;
+      const x0 = Math.floor(xc);
+      lo[t] = x0;
+      hi[t] = x0 < max ? x0 + 1 : x0;
+      w[t] = xc - x0;
+    }
+  }
+  return { lo, hi, w, out };
+}
+
+/**
+ * Separable version of sampleTensor for maps without rotation (crops, resizes, letterboxing):
+ * the tap positions and weights are computed once per row and column, not per pixel, which makes
+ * the detector's 4x-supersampled input about 4x cheaper.
+ */
+function sampleAxisAligned(
+  src: Raster,
+  sx: number,
+  ox: number,
+  sy: number,
+  oy: number,
+  outWidth: number,
+  outHeight: number,
+  input: ModelInput,
+  n: number,
+  fill: number,
+): Float32Array {
+  const { data, width, height } = src;
+  const cols = taps(sx, ox, outWidth, width, n);
+  const rows = taps(sy, oy, outHeight, height, n);
+  const plane = outWidth * outHeight;
+  const grey = input.colourOrder === 'GREY';
+  const bgr = input.colourOrder === 'BGR';
+  const out = new Float32Array(grey ? plane : plane * 3);
+  const m0 = input.mean[0] ?? 0;
+  const m1 = input.mean[1] ?? m0;
+  const m2 = input.mean[2] ?? m0;
+  const s0 = 1 / (input.std[0] ?? 1);
+  const s1 = 1 / (input.std[1] ?? input.std[0] ?? 1);
+  const s2 = 1 / (input.std[2] ?? input.std[0] ?? 1);
+  const inv = 1 / (n * n);
+  for (let v = 0; v < outHeight; v++) {
+    for (let u = 0; u < outWidth; u++) {
+      let r = 0;
+      let g = 0;
+      let bl = 0;
+      for (let ky = 0; ky < n; ky++) {
+        const ty = v * n + ky;
+        const rowOut = rows.out[ty]!;
+        const r0 = rows.lo[ty]! * width;
+        const r1 = rows.hi[ty]! * width;
+        const fy = rows.w[ty]!;
+        for (let kx = 0; kx < n; kx++) {
+          const tx = u * n + kx;
+          if (rowOut || cols.out[tx]) {
+            r += fill;
+            g += fill;
+            bl += fill;
+            continue;
+          }
+          const c0 = cols.lo[tx]!;
+          const c1 = cols.hi[tx]!;
+          const fx = cols.w[tx]!;
+          const w00 = (1 - fx) * (1 - fy);
+          const w01 = fx * (1 - fy);
+          const w10 = (1 - fx) * fy;
+          const w11 = fx * fy;
+          const i00 = (r0 + c0) * 3;
+          const i01 = (r0 + c1) * 3;
+          const i10 = (r1 + c0) * 3;
+          const i11 = (r1 + c1) * 3;
+          r += data[i00]! * w00 + data[i01]! * w01 + data[i10]! * w10 + data[i11]! * w11;
+          g += data[i00 + 1]! * w00 + data[i01 + 1]! * w01 + data[i10 + 1]! * w10 + data[i11 + 1]! * w11;
+          bl += data[i00 + 2]! * w00 + data[i01 + 2]! * w01 + data[i10 + 2]! * w10 + data[i11 + 2]! * w11;
+        }
+      }
+      r *= inv;
+      g *= inv;
+      bl *= inv;
+      const o = v * outWidth + u;
+      if (grey) {
+        out[o] = (0.299 * r + 0.587 * g + 0.114 * bl - m0) * s0;
+      } else if (bgr) {
+        out[o] = (bl - m0) * s0;
+        out[o + plane] = (g - m1) * s1;
+        out[o + 2 * plane] = (r - m2) * s2;
+      } else {
+        out[o] = (r - m0) * s0;
+        out[o + plane] = (g - m1) * s1;
+        out[o + 2 * plane] = (bl - m2) * s2;
+      }
+    }
+  }
+  return out;
+}
+
+/** Resizes with libvips (SIMD, antialiased): much cheaper than sampling when shrinking a whole frame. */
+export async function resizeRaster(src: Raster, width: number, height: number): Promise<Raster> {
+  const data = await sharp(src.data, { raw: { width: src.width, height: src.height, channels: 3 } })
+    .resize(width, height, { fit: 'fill', kernel: 'cubic' })
+    .raw()
+    .toBuffer();
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width, height };
+}
+
+/** Places `src` at (ox, oy) on a canvas of `fill`, as a planar normalised tensor (RGB or BGR). */
+export function letterboxTensor(
+  src: Raster,
+  canvasWidth: number,
+  canvasHeight: number,
+  ox: number,
+  oy: number,
+  input: ModelInput,
+  fill = 0,
+): Float32Array {
+  const plane = canvasWidth * canvasHeight;
+  const out = new Float32Array(plane * 3);
+  const bgr = input.colourOrder === 'BGR';
+  const channel = [0, 1, 2].map((c) => {
+    const source = bgr ? 2 - c : c;
+    const mean = input.mean[c] ?? input.mean[0] ?? 0;
+    const scale = 1 / (input.std[c] ?? input.std[0] ?? 1);
+    return { source, mean, scale, background: (fill - mean) * scale };
+  });
+  for (const [c, { source, mean, scale, background }] of channel.entries()) {
+    const base = c * plane;
+    out.fill(background, base, base + plane);
+    for (let y = 0; y < src.height; y++) {
+      const cy = y + oy;
+      if (cy < 0 || cy >= canvasHeight) continue;
+      const row = base + cy * canvasWidth;
+      let i = y * src.width * 3 + source;
+      for (let x = 0; x < src.width; x++, i += 3) {
+        const cx = x + ox;
+        if (cx >= 0 && cx < canvasWidth) out[row + cx] = (src.data[i]! - mean) * scale;
       }
     }
   }
