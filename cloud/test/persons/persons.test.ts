@@ -338,3 +338,19 @@ describe('public onboarding without a face engine', () => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('public onboarding rate limits', () => {
+  it('answers register with 429 rate_limited and Retry-After once an address has registered 20 times in 10 minutes', async () => {
+    const slug = (await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: other.tenantId } })).slug;
+    let limited: Awaited<ReturnType<TestApp['request']>> | undefined;
+    for (let i = 0; i < 25 && !limited; i++) {
+      const res = await app.request('POST', '/v1/public/onboarding/register', {
+        body: { tenantSlug: slug, name: `Flood ${i}`, document: `FL${i}`, email: `flood${i}@example.com` },
+      });
+      if (res.status === 429) limited = res;
+      else expect(res.status).toBe(201);
+    }
+    expect(limited?.body.code).toBe('rate_limited');
+    expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+});

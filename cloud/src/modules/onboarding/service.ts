@@ -214,6 +214,9 @@ export function createOnboardingService(
         });
       } catch (error) {
         await stored.rolledBack();
+        // Two enrollments of the same person at once: the unique template per person lets one win.
+        if (isUniqueViolation(error))
+          throw new AppError(409, 'conflict', 'Another enrollment of this person is in progress');
         throw error;
       }
       await stored.committed();

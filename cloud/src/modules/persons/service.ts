@@ -94,7 +94,8 @@ export function createPersonService(deps: Deps) {
   ): Promise<{ id: string; created: boolean }> {
     const now = deps.clock.now();
     const has = (k: keyof UpsertPersonRequest) => input[k] !== undefined;
-    const rows = await prisma.$queryRaw<Array<{ id: string; inserted: boolean }>>`
+    return prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Array<{ id: string; inserted: boolean }>>`
       INSERT INTO persons (id, tenant_id, external_id, name, document, email, phone, birth_date, created_at, updated_at)
       VALUES (${newId()}, ${ctx.tenantId}, ${input.externalId}, ${input.name}, ${input.document},
               ${input.email ?? null}, ${input.phone ?? null}, ${input.birthDate ?? null}::date,
@@ -107,9 +108,10 @@ export function createPersonService(deps: Deps) {
         birth_date = CASE WHEN ${has('birthDate')}::boolean THEN EXCLUDED.birth_date ELSE persons.birth_date END,
         updated_at = EXCLUDED.updated_at
       RETURNING id, (xmax = 0) AS inserted`;
-    const row = rows[0]!;
-    await audit(prisma, ctx, row.inserted ? 'person.created' : 'person.updated', row.id, { via: 'upsert' });
-    return { id: row.id, created: row.inserted };
+      const row = rows[0]!;
+      await audit(tx, ctx, row.inserted ? 'person.created' : 'person.updated', row.id, { via: 'upsert' });
+      return { id: row.id, created: row.inserted };
+    });
   }
 
   async function createRow(ctx: PersonContext, input: CreatePersonRequest) {
