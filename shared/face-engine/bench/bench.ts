@@ -110,7 +110,7 @@ function search(): void {
   const sizes = quick ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
   console.log('\n1:N search, 512-d synthetic templates, probes at cosine 0.5 to a random template');
   console.log(
-    '  size       build s  exact p50  exact p99   fast p50   fast p99  recall@1(fast=exact)  exact=source',
+    '  size       build s  exact p50  exact p99   fast p50   fast p99  fast CPU p99  recall@1(fast=exact)  exact=source',
   );
   const scratch = new Float32Array(512);
   const noise = new Float32Array(512);

@@ -27,7 +27,7 @@ export interface SearchHit {
 
 /** Below this size exact search is already fast (about 7 ms at 10k on one core). */
 export const FAST_SEARCH_MIN_SIZE = 20_000;
-const DEFAULT_CANDIDATES = 100;
+const DEFAULT_CANDIDATES = 200;
 const PROJECTED = 128;
 /** Projected coordinates of unit vectors are ~N(0, 1/sqrt(512)); int8 covers +-4.5 sigma. */
 const RANGE_I8 = 4.5 / Math.sqrt(EMBEDDING_DIMENSIONS);
