@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {
   base64,
@@ -20,6 +21,7 @@ import {
   type Photo,
 } from '../support/faces.js';
 import type { FaceEngine } from '@portico/face-engine';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 import { integratorOf } from './support.js';
 
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
@@ -194,6 +196,71 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
     expect(await app.deps.gallery.search(t.tenantId, (await engine.analyze(a.bytes)).embedding, 1)).toEqual(
       [],
     );
+  });
+
+  it('two API processes on one database: each sees the other’s enrollments and deletions at its next search', async () => {
+    const key = randomBytes(32).toString('base64');
+    const a = await createTestApp({ face: app.deps.face, env: { DATA_ENCRYPTION_KEY: key } });
+    const b = await createTestApp({
+      face: app.deps.face,
+      env: { DATA_ENCRYPTION_KEY: key },
+      database: a.deps.db,
+    });
+    try {
+      const t = await integratorOf(a);
+      const [x, y] = await samePersonPair();
+      const enrollOn = async (on: TestApp, personId: string, frame: Buffer) =>
+        on.request('POST', '/v1/public/onboarding/enroll', {
+          headers: t.keyHeaders,
+          body: { personId, frame: base64(frame) },
+        });
+      const person = async (on: TestApp) =>
+        (
+          await on.request('POST', '/v1/persons', {
+            headers: t.keyHeaders,
+            body: { name: 'P', document: 'D' },
+          })
+        ).body.id as string;
+      // B loads its (empty) gallery first, then A enrolls the face.
+      expect(b.deps.gallery.size(t.tenantId)).toBeUndefined();
+      expect(await b.deps.gallery.search(t.tenantId, new Float32Array(512).fill(0.04), 1)).toEqual([]);
+      const p1 = await person(a);
+      expect((await enrollOn(a, p1, x.bytes)).status).toBe(200);
+      const p2 = await person(b);
+      const dup = await enrollOn(b, p2, y.bytes);
+      expect(dup.status, dup.text).toBe(409);
+      expect(dup.body.code).toBe('duplicate_face');
+      expect((await a.request('DELETE', `/v1/persons/${p1}`, { headers: t.keyHeaders })).status).toBe(204);
+      expect((await enrollOn(b, p2, y.bytes)).status).toBe(200);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
+  it('delivers person.enrolled and person.deleted (anonymised) to the tenant’s webhook', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const t = await freshTenant({ webhookUrl: receiver.url });
+      const personId = await newPerson(t.keyHeaders);
+      const ok = await enroll(personId, base64(photo(3).bytes), t.keyHeaders);
+      expect(ok.status).toBe(200);
+      const enrolled = await receiver.waitForBody(
+        (b) => b.event === 'person.enrolled' && b.data.personId === personId,
+      );
+      expect(enrolled).toMatchObject({
+        tenantId: t.tenantId,
+        data: { quality: ok.body.quality, modelId: engine.modelId },
+      });
+      await app.request('DELETE', `/v1/persons/${personId}/data`, { headers: t.keyHeaders });
+      const deleted = await receiver.waitForBody(
+        (b) => b.event === 'person.deleted' && b.data.personId === personId,
+      );
+      expect(deleted.data.reason).toBe('anonymised');
+      expect(receiver.received.map((r) => r.rawBody).join()).not.toMatch(/embedding|Face Person/);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('answers bad frames with their codes', async () => {
