@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { createImageStore } from '../../src/infra/image-store.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {
   base64,
@@ -410,9 +411,23 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
         occurredAt: new Date(),
       },
     });
+    // A check-in capture linked only through the check-in (as identify stores it) is erased too.
+    const store = createImageStore({ dataDir: app.dataDir, cipher: app.deps.cipher });
+    const capture = await store.save(t.tenantId, `cap-${personId}`, photo(0).bytes);
+    await prisma.biometricImage.create({
+      data: {
+        id: `cap-${personId}`,
+        tenantId: t.tenantId,
+        checkInId: `ci-${personId}`,
+        kind: 'checkin',
+        contentType: 'image/jpeg',
+        ...capture,
+      },
+    });
     const image = await prisma.biometricImage.findFirstOrThrow({ where: { personId } });
     const file = path.join(app.dataDir, image.storageKey);
     expect(existsSync(file)).toBe(true);
+    expect(existsSync(store.pathOf(capture.storageKey))).toBe(true);
 
     const res = await app.request('DELETE', `/v1/persons/${personId}/data`, { headers: t.keyHeaders });
     expect(res.status).toBe(204);
@@ -420,6 +435,8 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
     expect(await prisma.faceTemplate.count({ where: { personId } })).toBe(0);
     expect(await prisma.biometricImage.count({ where: { OR: [{ personId }, { id: image.id }] } })).toBe(0);
     expect(existsSync(file)).toBe(false);
+    expect(existsSync(store.pathOf(capture.storageKey))).toBe(false);
+    expect(await prisma.biometricImage.count({ where: { id: `cap-${personId}` } })).toBe(0);
     expect(await imageFiles(t.tenantId)).toEqual([]);
     expect(await prisma.enrollmentToken.count({ where: { personId } })).toBe(0);
     const row = await prisma.person.findUniqueOrThrow({ where: { id: personId } });

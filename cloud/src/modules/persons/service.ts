@@ -140,13 +140,14 @@ export function createPersonService(deps: Deps) {
     }
   }
 
-  /** Deletes image rows of the person in `tx`; the files are erased by the caller after commit. */
+  /**
+   * Deletes the image rows of the person (enrollment images, and check-in images linked to the person
+   * or to one of their check-ins) in `tx`; the files are erased by the caller after commit.
+   */
   async function detachImages(tx: Pick<Tx, 'biometricImage'>, tenantId: string, personId: string) {
-    const rows = await tx.biometricImage.findMany({
-      where: { tenantId, personId },
-      select: { storageKey: true },
-    });
-    await tx.biometricImage.deleteMany({ where: { tenantId, personId } });
+    const where = { tenantId, OR: [{ personId }, { checkIn: { personId } }] };
+    const rows = await tx.biometricImage.findMany({ where, select: { storageKey: true } });
+    await tx.biometricImage.deleteMany({ where });
     return rows.map((r) => r.storageKey);
   }
 
