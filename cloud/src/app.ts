@@ -32,13 +32,15 @@ export function createApp(deps: AppDeps) {
   });
   // Authentication and body parsing run only once a route has matched: an unknown path is a 404
   // whatever its credentials or body.
-  const before = [
-    authenticate({ internalSecret: deps.secrets.internalSecret, verifier: createCredentialVerifier(deps) }),
-    express.json({ limit: deps.config.bodyLimit, strict: true }),
-  ];
-  for (const route of moduleRoutes(deps)) {
-    mountRoute(api, registry, route, { before, checkResponses: deps.config.env !== 'production' });
-  }
+  const mount = {
+    authenticate: authenticate({
+      internalSecret: deps.secrets.internalSecret,
+      verifier: createCredentialVerifier(deps),
+    }),
+    parseBody: express.json({ limit: deps.config.bodyLimit, strict: true }),
+    checkResponses: deps.config.env !== 'production',
+  };
+  for (const route of moduleRoutes(deps)) mountRoute(api, registry, route, mount);
   const openapi = generateOpenApi(registry, deps.config.publicUrl);
 
   app.use(docsRouter(openapi));

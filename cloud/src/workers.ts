@@ -1,10 +1,15 @@
-// The background workers of an API process: webhook delivery and bus publishing from the outbox.
+// The background workers of an API process: webhook delivery and bus publishing from the outbox, and
+// the hourly clean-up of short-lived rows.
 import type { AppDeps } from './deps.js';
+import { createRateLimiter } from './http/rate-limit.js';
 import { startWorkerLoop } from './infra/worker-loop.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
 import { createWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
 const POLL_MS = 1_000;
+const HOUSEKEEPING_MS = 3_600_000;
+/** Used or expired liveness nonces are kept a day for investigations, then deleted. */
+const NONCE_RETENTION_MS = 24 * 3_600_000;
 
 export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
   const dispatcher = createWebhookDispatcher({
@@ -15,19 +20,35 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
     allowPrivateUrls: deps.config.allowPrivateWebhookUrls,
   });
   const publisher = createBusPublisher(deps);
+  const limiter = createRateLimiter(deps.db, deps.clock);
+  const housekeeping = async () => {
+    const before = new Date(deps.clock.now().getTime() - NONCE_RETENTION_MS);
+    const nonces = await deps.db.prisma.livenessNonce.deleteMany({ where: { expiresAt: { lt: before } } });
+    const buckets = await limiter.prune();
+    deps.logger.info({ nonces: nonces.count, rateLimitBuckets: buckets }, 'housekeeping');
+    return false;
+  };
+  const subscribe = deps.outbox.subscribe;
   const loops = [
     startWorkerLoop({
       name: 'webhooks',
       pollMs: POLL_MS,
       runOnce: dispatcher.runOnce,
-      subscribe: deps.outbox.subscribe,
+      subscribe,
       logger: deps.logger,
     }),
     startWorkerLoop({
       name: 'bus',
       pollMs: POLL_MS,
       runOnce: publisher.runOnce,
-      subscribe: deps.outbox.subscribe,
+      subscribe,
+      logger: deps.logger,
+    }),
+    startWorkerLoop({
+      name: 'housekeeping',
+      pollMs: HOUSEKEEPING_MS,
+      runOnce: housekeeping,
+      subscribe: () => () => {},
       logger: deps.logger,
     }),
   ];

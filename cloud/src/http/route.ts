@@ -83,8 +83,10 @@ function parse(schema: unknown, value: unknown, where: string): unknown {
 }
 
 export interface MountOptions {
-  /** Middleware run after the route matched and before validation (authentication, body parsing). */
-  before: RequestHandler[];
+  /** Resolves the caller into `res.locals.actor`; runs once the route has matched. */
+  authenticate: RequestHandler;
+  /** Parses the JSON body; runs after authentication, so an anonymous caller cannot make us parse. */
+  parseBody: RequestHandler;
   /** Check every response body against its documented schema (on outside production). */
   checkResponses: boolean;
 }
@@ -96,7 +98,11 @@ export function mountRoute(
   options: MountOptions,
 ): void {
   const expressPath = def.path.replace(/\{(\w+)\}/g, ':$1');
-  router[def.method](expressPath, ...options.before, async (req: Request, res: Response) => {
+  // A route only the public may call reads no credentials: a stale Authorization header sent along (a
+  // client refreshing its expired access token) must not turn it into a 401.
+  const before = isPublicOnly(def) ? [options.parseBody] : [options.authenticate, options.parseBody];
+  router[def.method](expressPath, ...before, async (req: Request, res: Response) => {
+    res.locals.actor ??= { kind: 'public' };
     const actor = res.locals.actor as { kind: ActorKind };
     if (!def.auth.includes(actor.kind)) {
       throw actor.kind === 'public'
@@ -128,6 +134,10 @@ export function mountRoute(
     else res.status(result.status).json(result.body);
   });
   registry.registerPath(toOpenApi(def));
+}
+
+function isPublicOnly(def: RouteDef): boolean {
+  return def.auth.length === 1 && def.auth[0] === 'public';
 }
 
 function describeActor(kind: ActorKind): string {

@@ -61,12 +61,11 @@ describe('caller kinds', () => {
         handler: async ({ actor }) => ({ status: 200, body: { accountId: actor.accountId } }),
       }),
       {
-        before: [
-          authenticate({
-            internalSecret: app.deps.secrets.internalSecret,
-            verifier: createCredentialVerifier(app.deps),
-          }),
-        ],
+        authenticate: authenticate({
+          internalSecret: app.deps.secrets.internalSecret,
+          verifier: createCredentialVerifier(app.deps),
+        }),
+        parseBody: express.json(),
         checkResponses: true,
       },
     );

@@ -314,6 +314,17 @@ describe('refresh and logout', () => {
     expect(me.status).toBe(200);
   });
 
+  it('refreshes even when the client still sends its expired access token', async () => {
+    const a = await adminOf(app);
+    app.clock.advance(16 * 60_000);
+    expect((await app.request('GET', '/v1/auth/me', { headers: a.headers })).body.code).toBe('token_expired');
+    const r = await app.request('POST', '/v1/auth/refresh', {
+      headers: { ...cookie(a.refresh!), ...a.headers },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.accessToken).toEqual(expect.any(String));
+  });
+
   it('refuses a refresh without a cookie (401 unauthorized) or with an unknown one (401 invalid_token)', async () => {
     const none = await app.request('POST', '/v1/auth/refresh');
     expect(none.status).toBe(401);

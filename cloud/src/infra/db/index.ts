@@ -69,6 +69,9 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   }
 
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // An idle client whose server connection drops (database restart, failover, a test dropping its
+  // database) emits 'error' on the pool; unhandled, that would crash the process. The pool replaces it.
+  pool.on('error', (err) => options.onLog?.(`database connection lost: ${err.message}`));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,

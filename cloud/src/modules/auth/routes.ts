@@ -95,7 +95,7 @@ export function authRoutes(deps: AppDeps) {
       operationId: 'authRefresh',
       summary: 'Renew the access token from the refresh cookie',
       description:
-        `Reads the \`portico_refresh\` cookie (send no Authorization header), answers a new access token and ` +
+        `Reads the \`portico_refresh\` cookie (an Authorization header, even a stale one, is ignored), answers a new access token and ` +
         `sets a new refresh cookie; the old refresh token is spent. ${LIFETIMES}\n\n` +
         'Presenting a refresh token that was already rotated means it was copied: the whole session family ' +
         'is revoked (every refresh token and access token of that login stops working) and the answer is ' +
