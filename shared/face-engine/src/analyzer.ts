@@ -156,21 +156,13 @@ export class Analyzer {
   async landmarks(raster: Raster, box: Box): Promise<Point[]> {
     const { width, height } = MODELS.landmark.input;
     // The landmark model was trained on detector boxes: keep the box even where it leaves the image.
-    const rect = box;
-    const input = sampleTensor(
-      raster,
-      rectAffine(rect, width, height),
-      width,
-      height,
-      MODELS.landmark.input,
-      {
-        supersample: Math.min(4, Math.ceil(rect.width / width)),
-      },
-    );
+    const input = sampleTensor(raster, rectAffine(box, width, height), width, height, MODELS.landmark.input, {
+      supersample: Math.min(4, Math.ceil(box.width / width)),
+    });
     const out = (await this.run('landmark', tensor(input, width, height, 1)))['output']!.data as Float32Array;
     const points: Point[] = [];
     for (let i = 0; i < 68; i++) {
-      points.push({ x: rect.x + out[i * 2]! * rect.width, y: rect.y + out[i * 2 + 1]! * rect.height });
+      points.push({ x: box.x + out[i * 2]! * box.width, y: box.y + out[i * 2 + 1]! * box.height });
     }
     return points;
   }
