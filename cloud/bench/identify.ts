@@ -64,7 +64,9 @@ async function main() {
   const server = await startServer(runtime);
   const receiver = await startWebhookReceiver();
   const { prisma } = runtime.deps.db;
-  console.log(`identify benchmark: PGlite in ${dataDir}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`);
+  console.log(
+    `identify benchmark: PGlite in ${dataDir}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`,
+  );
 
   try {
     for (const size of GALLERIES) {
@@ -78,7 +80,9 @@ async function main() {
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
       });
-      const admin = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+      const admin = {
+        authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}`,
+      };
       await fetch(`${server.url}/v1/tenants/${tenant.tenantId}/settings`, {
         method: 'PATCH',
         headers: { ...admin, 'content-type': 'application/json' },
@@ -96,19 +100,28 @@ async function main() {
       }
       // The synthetic rest of the gallery, written straight to the tables.
       const t0 = performance.now();
-      for (let done = ENROLLED.length; done < size; ) {
+      for (let done = ENROLLED.length; done < size;) {
         const batch = Math.min(5_000, size - done);
         const persons = [];
         const templates = [];
         for (let i = 0; i < batch; i++) {
           const personId = newId();
-          persons.push({ id: personId, tenantId: tenant.tenantId, name: `Synthetic ${done + i}`, document: randomBytes(6).toString('hex'), enrolledAt: new Date() });
+          persons.push({
+            id: personId,
+            tenantId: tenant.tenantId,
+            name: `Synthetic ${done + i}`,
+            document: randomBytes(6).toString('hex'),
+            enrolledAt: new Date(),
+          });
           templates.push({
             id: newId(),
             tenantId: tenant.tenantId,
             personId,
             modelId: runtime.deps.face.modelId,
-            embeddingEnc: runtime.deps.cipher.encrypt(embeddingToBuffer(randomUnit()), templateContext(tenant.tenantId, personId)),
+            embeddingEnc: runtime.deps.cipher.encrypt(
+              embeddingToBuffer(randomUnit()),
+              templateContext(tenant.tenantId, personId),
+            ),
             quality: 0.9,
           });
         }
@@ -116,10 +129,15 @@ async function main() {
         await prisma.faceTemplate.createMany({ data: templates });
         done += batch;
       }
-      console.log(`\n${size.toLocaleString('en')} enrolled templates (synthetic rows written in ${fmt((performance.now() - t0) / 1000)} s)`);
+      console.log(
+        `\n${size.toLocaleString('en')} enrolled templates (synthetic rows written in ${fmt((performance.now() - t0) / 1000)} s)`,
+      );
 
       const probes = await Promise.all(
-        ENROLLED.map(async (name) => ({ name, frame: (await readFile(path.join(FACES, 'bbt', name, `${name}3.png`))).toString('base64') })),
+        ENROLLED.map(async (name) => ({
+          name,
+          frame: (await readFile(path.join(FACES, 'bbt', name, `${name}3.png`))).toString('base64'),
+        })),
       );
       // Each simulated kiosk has its own address (X-Forwarded-For from loopback is trusted), so the
       // per-client limit of 120 calls a minute does not throttle the benchmark.
@@ -140,9 +158,18 @@ async function main() {
           headers: { 'content-type': 'application/json', 'x-forwarded-for': kioskAddress() },
           body: JSON.stringify({ frame: probe.frame, nonce }),
         });
-        const body = (await res.json()) as { outcome: string; person: { displayName: string } | null; checkInId: string };
+        const body = (await res.json()) as {
+          outcome: string;
+          person: { displayName: string } | null;
+          checkInId: string;
+        };
         if (res.status !== 200) throw new Error(`identify: ${res.status} ${JSON.stringify(body)}`);
-        return { ms: performance.now() - started, ok: body.person?.displayName === probe.name, body, at: Date.now() };
+        return {
+          ms: performance.now() - started,
+          ok: body.person?.displayName === probe.name,
+          body,
+          at: Date.now(),
+        };
       };
       // Warm-up: loads the gallery into memory (decrypting every template) and warms the workers.
       const warm = performance.now();
@@ -182,7 +209,9 @@ async function main() {
         delays.push(got.receivedAt - r.at);
       }
       delays.sort((a, b) => a - b);
-      console.log(`  webhook after check-in response: p50 ${fmt(percentile(delays, 50))} ms, max ${fmt(delays.at(-1)!)} ms`);
+      console.log(
+        `  webhook after check-in response: p50 ${fmt(percentile(delays, 50))} ms, max ${fmt(delays.at(-1)!)} ms`,
+      );
     }
   } finally {
     await receiver.close();

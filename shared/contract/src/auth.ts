@@ -56,11 +56,9 @@ export type TokenResponse = z.infer<typeof TokenResponse>;
 export const MfaChallenge = z
   .object({
     mfaRequired: z.literal(true),
-    mfaTicket: z
-      .string()
-      .openapi({
-        description: 'Single-use ticket; redeem it with a TOTP code at `POST /v1/auth/mfa/verify`.',
-      }),
+    mfaTicket: z.string().openapi({
+      description: 'Single-use ticket; redeem it with a TOTP code at `POST /v1/auth/mfa/verify`.',
+    }),
     expiresIn: z
       .number()
       .int()

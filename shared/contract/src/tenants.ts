@@ -66,14 +66,10 @@ export const TenantSettings = z
       .min(0)
       .max(1)
       .openapi({ description: 'Minimum face quality (0.0–1.0) accepted at enrollment.', example: 0.5 }),
-    matchThreshold: z
-      .number()
-      .min(0)
-      .max(1)
-      .openapi({
-        description: 'Minimum cosine similarity for a face to count as the same person.',
-        example: 0.4,
-      }),
+    matchThreshold: z.number().min(0).max(1).openapi({
+      description: 'Minimum cosine similarity for a face to count as the same person.',
+      example: 0.4,
+    }),
     livenessThreshold: z
       .number()
       .min(0)
