@@ -9,7 +9,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const cloudDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const tsx = path.join(cloudDir, 'node_modules/.bin/tsx');
 
 async function freePort(): Promise<number> {
   const s = net.createServer();
@@ -20,7 +19,8 @@ async function freePort(): Promise<number> {
 }
 
 function run(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(tsx, [script, ...args], {
+  // tsx as a loader in the service's own process (as `pnpm start` runs it): signals reach our handlers.
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: cloudDir,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
