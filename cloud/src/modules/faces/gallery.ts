@@ -1,14 +1,15 @@
 // Per-tenant face gallery: an in-memory FaceIndex of the tenant's enrolled templates (decrypted from
 // FaceTemplate rows on first use), searched 1:N by enrollment (duplicate check) and check-in.
 //
-// Coherence across API processes: every search first reads a cheap fingerprint of the tenant's
-// templates from the database (row count + sum of a 32-bit hash of each template id; a re-enrollment
-// creates a new template id). When it differs from the fingerprint of what this process holds, the
-// tenant is reloaded. So a change committed by any process is seen by the next search of every
-// process, with no dependency on the bus. Changes made by this process are applied at once
-// (`put` / `drop`) so it does not reload after its own writes.
-import { createHash } from 'node:crypto';
-import { embeddingFromBuffer, FaceIndex, type SearchHit } from '@portico/face-engine';
+// Coherence across API processes, at two indexed queries per search whatever the gallery size:
+// - new templates: each search first reads the tenant's templates created since the newest one it
+//   holds (index on tenant_id, created_at), minus an overlap that absorbs clock skew between processes;
+//   a re-enrollment is a new template row, so it arrives this way too;
+// - removed templates: the hits of a search are confirmed against the table before they are returned;
+//   a hit whose template is gone (person deleted or anonymised by any process) is dropped from memory
+//   and never returned, and the next best candidates stand in.
+// Changes made by this process are applied at once (`put` / `drop`).
+import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Cipher } from '../../infra/crypto.js';
 import type { Database } from '../../infra/db/index.js';
 
@@ -35,16 +36,25 @@ export interface FaceGallery {
 export const templateContext = (tenantId: string, personId: string) =>
   `face-template:${tenantId}:${personId}`;
 
+/** How far back each delta read looks behind the newest template held (clock skew between processes). */
+const SKEW_MS = 60_000;
+/** Extra candidates searched so that hits removed elsewhere can be replaced without a second search. */
+const SPARE = 4;
+const PAGE = 5_000;
+
 interface TenantGallery {
   index: FaceIndex;
   /** personId -> templateId */
   templates: Map<string, string>;
-  count: number;
-  hashSum: bigint;
+  newest: Date;
 }
 
-const idHash = (id: string): bigint =>
-  BigInt(parseInt(createHash('md5').update(id).digest('hex').slice(0, 8), 16));
+interface TemplateRow {
+  id: string;
+  personId: string;
+  embeddingEnc: Uint8Array;
+  createdAt: Date;
+}
 
 export function createFaceGallery(deps: {
   db: Pick<Database, 'prisma'>;
@@ -54,77 +64,97 @@ export function createFaceGallery(deps: {
   const { prisma } = deps.db;
   const tenants = new Map<string, TenantGallery>();
   const loading = new Map<string, Promise<TenantGallery>>();
+  const select = { id: true, personId: true, embeddingEnc: true, createdAt: true } as const;
 
-  async function fingerprint(tenantId: string): Promise<{ count: number; hashSum: bigint }> {
-    const rows = await prisma.$queryRaw<Array<{ n: number | bigint; s: string }>>`
-      SELECT count(*)::int AS n,
-             coalesce(sum(('x' || lpad(substr(md5(id), 1, 8), 16, '0'))::bit(64)::bigint), 0)::text AS s
-      FROM face_templates WHERE tenant_id = ${tenantId} AND model_id = ${deps.modelId}`;
-    return { count: Number(rows[0]!.n), hashSum: BigInt(rows[0]!.s) };
-  }
-
-  async function load(tenantId: string): Promise<TenantGallery> {
-    const rows = await prisma.faceTemplate.findMany({
-      where: { tenantId, modelId: deps.modelId },
-      select: { id: true, personId: true, embeddingEnc: true },
-    });
-    const gallery: TenantGallery = {
-      index: new FaceIndex({ initialCapacity: Math.max(16, rows.length) }),
-      templates: new Map(),
-      count: 0,
-      hashSum: 0n,
-    };
-    for (const row of rows) {
+  function add(gallery: TenantGallery, tenantId: string, row: TemplateRow) {
+    if (gallery.templates.get(row.personId) !== row.id) {
       const plain = deps.cipher.decrypt(row.embeddingEnc, templateContext(tenantId, row.personId));
-      add(gallery, row.personId, row.id, embeddingFromBuffer(plain));
+      gallery.index.add(row.personId, embeddingFromBuffer(plain));
+      gallery.templates.set(row.personId, row.id);
     }
-    return gallery;
-  }
-
-  function add(gallery: TenantGallery, personId: string, templateId: string, embedding: Float32Array) {
-    remove(gallery, personId);
-    gallery.index.add(personId, embedding);
-    gallery.templates.set(personId, templateId);
-    gallery.count++;
-    gallery.hashSum += idHash(templateId);
+    if (row.createdAt > gallery.newest) gallery.newest = row.createdAt;
   }
 
   function remove(gallery: TenantGallery, personId: string) {
-    const templateId = gallery.templates.get(personId);
-    if (templateId === undefined) return;
+    if (!gallery.templates.delete(personId)) return;
     gallery.index.remove(personId);
-    gallery.templates.delete(personId);
-    gallery.count--;
-    gallery.hashSum -= idHash(templateId);
+  }
+
+  async function load(tenantId: string): Promise<TenantGallery> {
+    const count = await prisma.faceTemplate.count({ where: { tenantId, modelId: deps.modelId } });
+    const gallery: TenantGallery = {
+      index: new FaceIndex({ initialCapacity: Math.max(16, count) }),
+      templates: new Map(),
+      newest: new Date(0),
+    };
+    // In pages by id: one huge result set would hold every row in memory twice.
+    for (let cursor: string | undefined; ;) {
+      const rows = await prisma.faceTemplate.findMany({
+        where: { tenantId, modelId: deps.modelId, ...(cursor ? { id: { gt: cursor } } : {}) },
+        orderBy: { id: 'asc' },
+        take: PAGE,
+        select,
+      });
+      for (const row of rows) add(gallery, tenantId, row);
+      if (rows.length < PAGE) break;
+      cursor = rows.at(-1)!.id;
+    }
+    return gallery;
   }
 
   async function current(tenantId: string): Promise<TenantGallery> {
     const held = tenants.get(tenantId);
     if (held) {
-      const fp = await fingerprint(tenantId);
-      if (fp.count === held.count && fp.hashSum === held.hashSum) return held;
-      tenants.delete(tenantId);
+      const fresh = await prisma.faceTemplate.findMany({
+        where: {
+          tenantId,
+          modelId: deps.modelId,
+          createdAt: { gt: new Date(held.newest.getTime() - SKEW_MS) },
+        },
+        select,
+      });
+      for (const row of fresh) add(held, tenantId, row);
+      return held;
     }
     let pending = loading.get(tenantId);
     if (!pending) {
-      pending = load(tenantId).finally(() => loading.delete(tenantId));
+      pending = load(tenantId)
+        .then((g) => {
+          tenants.set(tenantId, g);
+          return g;
+        })
+        .finally(() => loading.delete(tenantId));
       loading.set(tenantId, pending);
     }
-    const gallery = await pending;
-    tenants.set(tenantId, gallery);
-    return gallery;
+    return pending;
   }
 
   return {
     async search(tenantId, embedding, k) {
       const gallery = await current(tenantId);
-      return gallery.index
-        .search(embedding, k)
-        .map((hit: SearchHit) => ({ personId: hit.id, score: hit.score }));
+      for (;;) {
+        const candidates = gallery.index.search(embedding, k + SPARE);
+        const ids = candidates.map((c) => gallery.templates.get(c.id)!);
+        const alive = new Set(
+          ids.length === 0
+            ? []
+            : (await prisma.faceTemplate.findMany({ where: { id: { in: ids } }, select: { id: true } })).map(
+                (r) => r.id,
+              ),
+        );
+        const hits = candidates.filter((c, i) => alive.has(ids[i]!));
+        for (const c of candidates) if (!alive.has(gallery.templates.get(c.id)!)) remove(gallery, c.id);
+        // Every candidate alive, or nothing left to search: done. Otherwise the removed ones made room.
+        if (hits.length === candidates.length || hits.length >= k || gallery.templates.size === 0) {
+          return hits.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
+        }
+      }
     },
     put(tenantId, personId, templateId, embedding) {
       const gallery = tenants.get(tenantId);
-      if (gallery) add(gallery, personId, templateId, embedding);
+      if (!gallery) return;
+      gallery.index.add(personId, embedding);
+      gallery.templates.set(personId, templateId);
     },
     drop(tenantId, personId) {
       const gallery = tenants.get(tenantId);
@@ -135,7 +165,7 @@ export function createFaceGallery(deps: {
       else tenants.delete(tenantId);
     },
     size(tenantId) {
-      return tenants.get(tenantId)?.count;
+      return tenants.get(tenantId)?.templates.size;
     },
   };
 }
