@@ -7,7 +7,12 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly' },
+      // Node's globals, for the few plain JavaScript files (TypeScript files are checked by tsc).
+      globals: Object.fromEntries(
+        ['process', 'console', 'URL', 'Buffer', 'fetch', 'performance', 'setTimeout', 'clearTimeout'].map(
+          (g) => [g, 'readonly'],
+        ),
+      ),
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

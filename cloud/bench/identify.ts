@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { EMBEDDING_DIMENSIONS, embeddingToBuffer } from '@portico/face-engine';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/infra/db/index.js';
@@ -20,7 +21,7 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
 
 const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/faces');
 const ENROLLED = ['amy', 'bernadette', 'howard', 'leonard', 'penny', 'raj', 'sheldon', 'stuart'];
-const GALLERIES = [1_000, 100_000];
+const GALLERIES = (process.env.BENCH_GALLERIES ?? '1000,100000').split(',').map(Number);
 const CONCURRENCY = [1, 4, 16];
 const REQUESTS = 64;
 
@@ -41,6 +42,22 @@ function randomUnit(): Float32Array {
   norm = Math.sqrt(norm);
   for (let i = 0; i < v.length; i++) v[i]! /= norm;
   return v;
+}
+
+interface LoadResult {
+  ms: number;
+  status: number;
+  ok: boolean;
+  checkInId: string;
+  at: number;
+}
+
+function runLoad(data: object): Promise<{ results: LoadResult[]; seconds: number }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./http-load.mjs', import.meta.url), { workerData: data });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
 }
 
 async function main() {
@@ -178,25 +195,22 @@ async function main() {
 
       for (const concurrency of CONCURRENCY) {
         const nonces = await Promise.all(Array.from({ length: REQUESTS }, challenge));
-        const latencies: number[] = [];
-        let correct = 0;
-        let next = 0;
-        const started = performance.now();
-        await Promise.all(
-          Array.from({ length: concurrency }, async () => {
-            while (next < REQUESTS) {
-              const i = next++;
-              const r = await identify(i, nonces[i]!);
-              latencies.push(r.ms);
-              if (r.ok) correct++;
-            }
-          }),
-        );
-        const seconds = (performance.now() - started) / 1000;
-        latencies.sort((a, b) => a - b);
+        const addresses = Array.from({ length: REQUESTS }, kioskAddress);
+        const { results, seconds } = await runLoad({
+          url: server.url,
+          slug: tenant.slug,
+          probes,
+          nonces,
+          addresses,
+          concurrency,
+        });
+        const failed = results.filter((r) => r.status !== 200);
+        if (failed.length > 0)
+          throw new Error(`${failed.length} identify calls failed, e.g. HTTP ${failed[0]!.status}`);
+        const latencies = results.map((r) => r.ms).sort((a, b) => a - b);
         console.log(
           `  concurrency ${String(concurrency).padStart(2)}: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms, ` +
-            `${fmt(REQUESTS / seconds)} identifications/s, ${correct}/${REQUESTS} recognised correctly`,
+            `${fmt(REQUESTS / seconds)} identifications/s, ${results.filter((r) => r.ok).length}/${REQUESTS} recognised correctly`,
         );
       }
 

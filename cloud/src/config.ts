@@ -29,6 +29,7 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_WEBHOOK_URLS: bool.default(false),
   SEED_DEMO_TENANT: bool.default(true),
   TRUST_PROXY: z.string().default('loopback'),
+  FACE_WORKERS: z.coerce.number().int().min(1).max(32).optional(),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -48,6 +49,8 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   seedDemoTenant: boolean;
   trustProxy: string;
+  /** Face engine worker threads; undefined: one per core, at most 4. */
+  faceWorkers: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -90,5 +93,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
     seedDemoTenant: e.SEED_DEMO_TENANT,
     trustProxy: e.TRUST_PROXY,
+    faceWorkers: e.FACE_WORKERS,
   };
 }

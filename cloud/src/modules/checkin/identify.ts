@@ -7,7 +7,6 @@ import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/r
 import { newId } from '../../infra/db/index.js';
 import { createImageStore } from '../../infra/image-store.js';
 import type { RequestMeta } from '../auth/service.js';
-import { getTenantSettings } from '../tenants/service.js';
 import type { NonceService } from './nonces.js';
 import { recordCheckin } from './record.js';
 import { tenantBySlug } from './service.js';
@@ -49,7 +48,7 @@ export function createIdentify(
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
     await limit(`identify:ip:${meta.ip}`, PER_CLIENT);
     await limit(`identify:tenant:${tenant.id}`, PER_TENANT);
-    const settings = await getTenantSettings(deps.db, tenant.id);
+    const { settings } = tenant;
     if (settings.requireLiveness && !input.nonce) {
       throw new AppError(
         400,
@@ -76,6 +75,7 @@ export function createIdentify(
     try {
       return await recordCheckin(deps, {
         tenantId: tenant.id,
+        settings,
         method: 'facial',
         verdict,
         personId: verdict === 'recognised' ? best!.personId : null,

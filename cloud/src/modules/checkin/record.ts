@@ -1,6 +1,6 @@
 // One path for every check-in, whatever its method: apply the event's rules, record the decision with
 // its scores, audit it and emit its event (webhook + bus) in one transaction.
-import type { CheckinResult, z } from '@portico/contract';
+import type { CheckinResult, TenantSettings, z } from '@portico/contract';
 import type { CheckinMethod, GeofenceStatus } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
@@ -13,6 +13,8 @@ import { denialReason, geofenceStatus, type EventRow } from './rules.js';
 
 export interface CheckinAttempt {
   tenantId: string;
+  /** The tenant's settings when the caller has already read them. */
+  settings?: TenantSettings;
   method: z.infer<typeof CheckinMethod>;
   /** What identification found before the event rules apply. */
   verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
@@ -46,7 +48,7 @@ export async function recordCheckin(
   attempt: CheckinAttempt,
 ): Promise<CheckinResult> {
   const { prisma } = deps.db;
-  const settings = await getTenantSettings(deps.db, attempt.tenantId);
+  const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
   let event: EventRow | null = null;
   if (attempt.eventId) {
     event = await prisma.event.findFirst({
@@ -141,6 +143,7 @@ export async function recordCheckin(
         deviceId: attempt.deviceId ?? null,
       },
       at: occurredAt,
+      settings,
     });
     return { outcome, reason };
   });

@@ -5,6 +5,7 @@ import {
   WEBHOOK_EVENTS,
   type EventData,
   type EventName,
+  type TenantSettings,
   type WebhookPayload,
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -25,7 +26,14 @@ const webhookEvents = new Set<string>(WEBHOOK_EVENTS);
  */
 export async function emitEvent<N extends EventName>(
   tx: Pick<Tx, 'outboxEvent' | 'webhookDelivery' | 'tenant'>,
-  event: { tenantId: string; name: N; data: EventData<N>; at: Date },
+  event: {
+    tenantId: string;
+    name: N;
+    data: EventData<N>;
+    at: Date;
+    /** The tenant's settings when the caller has already read them (else read here). */
+    settings?: TenantSettings;
+  },
 ): Promise<EmittedEvent> {
   const id = newId();
   const payload: WebhookPayload = {
@@ -46,11 +54,13 @@ export async function emitEvent<N extends EventName>(
     },
   });
   if (!webhookEvents.has(event.name)) return { id, hasWebhook: false };
-  const tenant = await tx.tenant.findUniqueOrThrow({
-    where: { id: event.tenantId },
-    select: { settings: true },
-  });
-  const { webhookUrl } = tenantSettingsOf(tenant.settings);
+  const settings =
+    event.settings ??
+    tenantSettingsOf(
+      (await tx.tenant.findUniqueOrThrow({ where: { id: event.tenantId }, select: { settings: true } }))
+        .settings,
+    );
+  const { webhookUrl } = settings;
   if (!webhookUrl) return { id, hasWebhook: false };
   await tx.webhookDelivery.create({
     data: {
