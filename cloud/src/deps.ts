@@ -4,6 +4,7 @@ import type { Clock } from './infra/clock.js';
 import type { Cipher } from './infra/crypto.js';
 import type { Database } from './infra/db/index.js';
 import type { FaceService } from './infra/face.js';
+import type { ImageStore } from './infra/image-store.js';
 import type { Logger } from './infra/logger.js';
 import type { Mailer } from './infra/mail.js';
 import type { Secrets } from './infra/secrets.js';
@@ -26,4 +27,6 @@ export interface AppDeps {
   face: FaceService;
   /** Per-tenant in-memory face index for 1:N search (enrollment duplicate check, check-in). */
   gallery: FaceGallery;
+  /** Encrypted biometric image files under DATA_DIR/images. */
+  images: ImageStore;
 }

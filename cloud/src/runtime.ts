@@ -7,6 +7,7 @@ import { createBus } from './infra/bus.js';
 import { systemClock, type Clock } from './infra/clock.js';
 import { createCipher } from './infra/crypto.js';
 import { openDatabase, type Database } from './infra/db/index.js';
+import { createImageStore } from './infra/image-store.js';
 import { startFaceService, type FaceService } from './infra/face.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './infra/mail.js';
@@ -70,6 +71,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       clock,
       outbox: createOutboxSignal(),
       face,
+      images: createImageStore({ dataDir: config.dataDir, cipher }),
       gallery: createFaceGallery({ db, cipher, clock, modelId: face.modelId }),
     };
     return { deps, close: () => closeAll(closers) };

@@ -1,6 +1,6 @@
 // Request id (taken from a well-formed `x-request-id`, else generated) and one access-log line per request.
 import { randomBytes } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../infra/logger.js';
 
 const INCOMING_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -30,5 +30,20 @@ export function requestContext(logger: Logger): RequestHandler {
       );
     });
     next();
+  };
+}
+
+/** Who sent a request, for audit rows and per-client limits: never bodies or credentials. */
+export interface RequestMeta {
+  ip: string;
+  userAgent: string | null;
+  requestId: string | null;
+}
+
+export function requestMeta(req: Request, res: Response): RequestMeta {
+  return {
+    ip: req.ip ?? 'unknown',
+    userAgent: req.get('user-agent') ?? null,
+    requestId: (res.locals.requestId as string | undefined) ?? null,
   };
 }

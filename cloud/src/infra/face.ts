@@ -39,6 +39,13 @@ const CALLER_ERRORS: Record<string, { status: number; message: string }> = {
   no_face_detected: { status: 400, message: 'no face was found in the frame' },
 };
 
+const DATA_URL = /^data:[^,]*;base64,/i;
+
+/** The image bytes of a `frame` (base64, with or without a `data:` prefix) already accepted by `analyze`. */
+export function frameBytes(frame: string): Buffer {
+  return Buffer.from(frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
+}
+
 /** Maps a face-engine failure to the API error; anything else is the engine being unavailable. */
 export function faceErrorToAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;

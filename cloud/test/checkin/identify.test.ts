@@ -8,7 +8,7 @@ import { createFaceEngine, type FaceEngine } from '@portico/face-engine';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { faceServiceOf } from '../../src/infra/face.js';
-import { adminOf, bearer } from '../identity/support.js';
+import { adminOf, bearer } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { createNonceService } from '../../src/modules/checkin/nonces.js';
-import { adminOf, bearer, TestClock } from '../identity/support.js';
+import { adminOf, bearer, TestClock } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 

@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Clock } from '../../src/infra/clock.js';
 import { emitEvent } from '../../src/modules/outbox/emit.js';
 import { provisionTenant, type ProvisionedTenant } from '../../src/modules/tenants/provision.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { TestClock } from '../support/identity.js';
 import { createTestDatabase } from '../support/database.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -35,14 +35,6 @@ async function emitEnrolled(t: TestApp, tenantId: string, personId = 'person-1')
   );
   t.deps.outbox.notify();
   return event;
-}
-
-class TestClock implements Clock {
-  constructor(private ms: number) {}
-  now = () => new Date(this.ms);
-  advance(ms: number) {
-    this.ms += ms;
-  }
 }
 
 describe('webhook delivery', () => {
@@ -148,7 +140,7 @@ describe('webhook delivery', () => {
 
 describe('webhook retries (test clock)', () => {
   it('retries a failing receiver 1 s, 5 s and 30 s after each failure, then gives up', async () => {
-    const clock = new TestClock(Date.parse('2026-11-21T10:00:00.000Z'));
+    const clock = new TestClock();
     const t = await createTestApp({ clock });
     const receiver = await startWebhookReceiver();
     receiver.respondWith = 503;
@@ -212,7 +204,7 @@ describe('webhook retries (test clock)', () => {
 
   it('completes a delivery after the process restarts', async () => {
     const db = await createTestDatabase();
-    const clock = new TestClock(Date.parse('2026-11-21T10:00:00.000Z'));
+    const clock = new TestClock();
     const receiver = await startWebhookReceiver();
     receiver.respondWith = 500;
     // A restart keeps the data directory's secrets; here both processes get the same key explicitly.

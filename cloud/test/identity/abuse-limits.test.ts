@@ -1,7 +1,7 @@
 // Brute force on login: per address+e-mail and per address limits, account lockout, shared counters.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRateLimiter } from '../../src/http/rate-limit.js';
-import { login, newTenant, startApp, type IdentityApp } from './support.js';
+import { login, newTenant, startApp, type IdentityApp } from '../support/identity.js';
 
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
 

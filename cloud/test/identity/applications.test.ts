@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
-import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from './support.js';
+import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('applications and API keys', () => {
   let app: IdentityApp;

@@ -10,7 +10,7 @@ import { defineRoute, mountRoute } from '../../src/http/route.js';
 import { newId } from '../../src/infra/db/index.js';
 import { createCredentialVerifier } from '../../src/modules/auth/verifier.js';
 import { signPortalToken } from '../../src/modules/auth/tokens.js';
-import { adminOf, bearer, startApp, type IdentityApp } from './support.js';
+import { adminOf, bearer, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('caller kinds', () => {
   let app: IdentityApp;

@@ -1,6 +1,14 @@
 // Contract 4.1 and 5 rule 2: TOTP setup, enable, verify (second login step), disable; replay and brute force.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf, bearer, login, refreshCookieOf, startApp, totp, type IdentityApp } from './support.js';
+import {
+  adminOf,
+  bearer,
+  login,
+  refreshCookieOf,
+  startApp,
+  totp,
+  type IdentityApp,
+} from '../support/identity.js';
 
 const STEP = 30_000;
 

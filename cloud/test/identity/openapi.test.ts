@@ -1,6 +1,6 @@
 // Every identity route, body and answer is documented in /docs-json.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type IdentityApp } from './support.js';
+import { startApp, type IdentityApp } from '../support/identity.js';
 
 const ROUTES: [string, string, string][] = [
   ['post', '/v1/auth/login', 'authLogin'],

@@ -14,7 +14,7 @@ import {
   refreshCookieOf,
   startApp,
   type IdentityApp,
-} from './support.js';
+} from '../support/identity.js';
 
 const cookie = (refresh: string) => ({ cookie: `portico_refresh=${refresh}` });
 

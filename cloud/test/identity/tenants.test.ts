@@ -6,7 +6,7 @@ import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { getTenantSettings } from '../../src/modules/tenants/service.js';
 import { tenantSettingsOf } from '../../src/modules/tenants/settings.js';
 import { checkWebhookUrl, isPrivateAddress } from '../../src/modules/tenants/webhook-url.js';
-import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from './support.js';
+import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('tenant and settings', () => {
   let app: IdentityApp;

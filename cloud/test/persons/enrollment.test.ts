@@ -6,7 +6,6 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createImageStore } from '../../src/infra/image-store.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {
   base64,
@@ -412,7 +411,7 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
       },
     });
     // A check-in capture linked only through the check-in (as identify stores it) is erased too.
-    const store = createImageStore({ dataDir: app.dataDir, cipher: app.deps.cipher });
+    const store = app.deps.images;
     const capture = await store.save(t.tenantId, `cap-${personId}`, photo(0).bytes);
     await prisma.biometricImage.create({
       data: {

@@ -1,35 +1,22 @@
 // /v1/persons over real HTTP, without a face engine: CRUD, tenant isolation, list filters and cursor,
 // upsert under concurrency, batch import limits, enrollment links over a real SMTP exchange, and the
 // onboarding endpoints answering 503 when the engine is unavailable.
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { integratorOf } from './support.js';
 
 let app: TestApp;
-let smtp: SMTPServer;
-const mails: string[] = [];
+let smtp: SmtpSink;
+let mails: string[];
 let org: Awaited<ReturnType<typeof integratorOf>>;
 let other: Awaited<ReturnType<typeof integratorOf>>;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, _session, done) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        mails.push(Buffer.concat(chunks).toString());
-        done();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  const port = (smtp.server.address() as AddressInfo).port;
+  smtp = await startSmtpSink();
+  mails = smtp.messages;
   app = await createTestApp({
-    env: { SMTP_URL: `smtp://127.0.0.1:${port}`, PUBLIC_URL: 'https://portico.example.com' },
+    env: { SMTP_URL: smtp.url, PUBLIC_URL: 'https://portico.example.com' },
   });
   org = await integratorOf(app);
   other = await integratorOf(app);
@@ -37,7 +24,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await new Promise<void>((resolve) => smtp.close(() => resolve()));
+  await smtp.close();
 });
 
 const createPerson = (headers: Record<string, string>, body: Record<string, unknown>) =>

@@ -1,6 +1,6 @@
 // Set-up shared by the persons and onboarding tests: a tenant with its admin and an integrator API key.
 import type { TestApp } from '../support/app.js';
-import { adminOf, bearer } from '../identity/support.js';
+import { adminOf, bearer } from '../support/identity.js';
 
 export async function integratorOf(app: TestApp) {
   const admin = await adminOf(app);

@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/infra/logger.js';
-import { adminOf, bearer, PASSWORD } from '../identity/support.js';
+import { adminOf, bearer, PASSWORD } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 
 describe('logs', () => {

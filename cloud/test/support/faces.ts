@@ -74,7 +74,9 @@ export async function cleanPhotos(): Promise<Photo[]> {
     const rels = ['johns/John_Simm', 'bbt/leonard', 'bbt/sheldon', 'johns/John_Savage', 'bbt/raj'];
     return Promise.all(rels.map((r) => read(firstImages(labelled(r), 1)[0]!)));
   }
-  return Promise.all(['sample3.jpg', 'sample6.jpg', 'sample1.jpg', 'sample5.jpg'].map((f) => read(path.join(REGISTRY_DIR, f))));
+  return Promise.all(
+    ['sample3.jpg', 'sample6.jpg', 'sample1.jpg', 'sample5.jpg'].map((f) => read(path.join(REGISTRY_DIR, f))),
+  );
 }
 
 /** Two different photos of the same person (labelled), or the same photo re-encoded at 90 % (registry). */

@@ -11,6 +11,7 @@ import {
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
+import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { requireManager } from '../auth/roles.js';
 import { createApplicationService, type AdminContext } from './service.js';
@@ -27,8 +28,8 @@ function contextOf(actor: ActorOf<'adminSession'>, req: Request, res: Response):
   return {
     tenantId: actor.tenantId,
     userId: actor.userId,
-    ip: req.ip ?? null,
-    requestId: (res.locals.requestId as string | undefined) ?? null,
+    ip: requestMeta(req, res).ip,
+    requestId: requestMeta(req, res).requestId,
   };
 }
 

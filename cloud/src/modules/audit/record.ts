@@ -1,6 +1,7 @@
 // The audit trail: one row per security-relevant action. Callers pass identifiers and outcomes only;
 // never secrets, tokens, frames or embeddings.
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { Actor } from '../../http/actor.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 
 export interface AuditEntry {
@@ -31,4 +32,18 @@ export async function recordAudit(tx: Pick<Tx, 'auditLog'>, entry: AuditEntry): 
       requestId: entry.requestId ?? null,
     },
   });
+}
+
+/** The actor columns of an audit row: the key of an integrator, the user of a session, the portal account. */
+export function auditActorOf(actor: Actor): { actorType: AuditEntry['actorType']; actorId: string | null } {
+  switch (actor.kind) {
+    case 'apiKey':
+      return { actorType: 'apiKey', actorId: actor.keyId };
+    case 'adminSession':
+      return { actorType: 'adminSession', actorId: actor.userId };
+    case 'portal':
+      return { actorType: 'portal', actorId: actor.accountId };
+    default:
+      return { actorType: actor.kind, actorId: null };
+  }
 }

@@ -8,7 +8,8 @@ import { createRateLimiter, rateLimited, type RateLimiter } from '../../http/rat
 import { hashToken } from '../../infra/crypto.js';
 import type { User } from '../../generated/prisma/client.js';
 import { recordAudit } from '../audit/record.js';
-import type { AuthDeps, AuthService, IssuedSession, RequestMeta } from './service.js';
+import type { RequestMeta } from '../../http/request-context.js';
+import type { AuthDeps, AuthService, IssuedSession } from './service.js';
 import { invalidToken } from './tokens.js';
 
 const ISSUER = 'Portico';

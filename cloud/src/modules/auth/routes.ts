@@ -1,4 +1,3 @@
-import type { Request, Response } from 'express';
 import {
   LoginRequest,
   LoginResponse,
@@ -14,24 +13,17 @@ import {
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { createRateLimiter } from '../../http/rate-limit.js';
+import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { clearedRefreshCookie, readRefreshCookie, refreshCookie } from './cookie.js';
 import { createMfaService } from './mfa.js';
-import { createAuthService, type IssuedSession, type RequestMeta } from './service.js';
+import { createAuthService, type IssuedSession } from './service.js';
 
 const TAG = 'Authentication';
 const LIFETIMES =
   'Access token: HS256 JWT, 15 minutes (`expiresIn` 900). Refresh token: opaque, in the httpOnly cookie ' +
   '`portico_refresh` (Path=/v1/auth, SameSite=Strict, Secure outside development), 30 days from login, ' +
   'rotated on every refresh without extending those 30 days.';
-
-export function metaOf(req: Request, res: Response): RequestMeta {
-  return {
-    ip: req.ip ?? 'unknown',
-    userAgent: req.get('user-agent') ?? null,
-    requestId: (res.locals.requestId as string | undefined) ?? null,
-  };
-}
 
 export function authRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
@@ -79,7 +71,7 @@ export function authRoutes(deps: AppDeps) {
         },
       ],
       handler: async ({ body, req, res }) => {
-        const outcome = await auth.login(body, metaOf(req, res));
+        const outcome = await auth.login(body, requestMeta(req, res));
         if (outcome.kind === 'mfa') {
           return {
             status: 200,
@@ -117,7 +109,7 @@ export function authRoutes(deps: AppDeps) {
       ],
       handler: async ({ req, res }) => {
         try {
-          return withCookie(await auth.refresh(readRefreshCookie(req.headers.cookie), metaOf(req, res)));
+          return withCookie(await auth.refresh(readRefreshCookie(req.headers.cookie), requestMeta(req, res)));
         } catch (err) {
           if (err instanceof AppError && err.status === 401) {
             throw new AppError(err.status, err.code, err.message, {
@@ -147,7 +139,7 @@ export function authRoutes(deps: AppDeps) {
             refreshToken: readRefreshCookie(req.headers.cookie),
             sessionId: actor.kind === 'adminSession' ? actor.sessionId : undefined,
           },
-          metaOf(req, res),
+          requestMeta(req, res),
         );
         return { status: 204, headers: { 'Set-Cookie': clearedRefreshCookie(secureCookie) } };
       },
@@ -192,7 +184,7 @@ export function authRoutes(deps: AppDeps) {
       errors: [{ status: 409, code: 'conflict', description: 'MFA is already enabled' }],
       handler: async ({ actor, req, res }) => ({
         status: 200,
-        body: await mfa.setup(actor.userId, metaOf(req, res)),
+        body: await mfa.setup(actor.userId, requestMeta(req, res)),
       }),
     }),
     defineRoute({
@@ -214,7 +206,7 @@ export function authRoutes(deps: AppDeps) {
         { status: 429, code: 'rate_limited', description: 'too many wrong codes' },
       ],
       handler: async ({ actor, body, req, res }) => {
-        await mfa.enable(actor.userId, body.code, metaOf(req, res));
+        await mfa.enable(actor.userId, body.code, requestMeta(req, res));
         return { status: 200, body: { mfaEnabled: true } };
       },
     }),
@@ -247,7 +239,7 @@ export function authRoutes(deps: AppDeps) {
         { status: 429, code: 'rate_limited', description: 'too many wrong codes; see Retry-After' },
       ],
       handler: async ({ actor, body, req, res }) => {
-        const meta = metaOf(req, res);
+        const meta = requestMeta(req, res);
         if (body.mfaTicket) return withCookie(await mfa.redeemTicket(body.mfaTicket, body.code, meta));
         if (actor.kind !== 'adminSession') {
           const errors = [{ path: 'body.mfaTicket', message: 'Required without a session token' }];
@@ -277,7 +269,7 @@ export function authRoutes(deps: AppDeps) {
         { status: 429, code: 'rate_limited', description: 'too many wrong codes' },
       ],
       handler: async ({ actor, body, req, res }) => {
-        await mfa.disable(actor.userId, body.code, metaOf(req, res));
+        await mfa.disable(actor.userId, body.code, requestMeta(req, res));
         return { status: 200, body: { mfaEnabled: false } };
       },
     }),

@@ -14,6 +14,7 @@ import { createRateLimiter, rateLimited, type RateLimiter } from '../../http/rat
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import type { Tenant, User } from '../../generated/prisma/client.js';
+import type { RequestMeta } from '../../http/request-context.js';
 import { recordAudit } from '../audit/record.js';
 import { verifyPassword } from './passwords.js';
 import { signAdminToken, invalidToken } from './tokens.js';
@@ -21,12 +22,6 @@ import { signAdminToken, invalidToken } from './tokens.js';
 export type AuthDeps = Pick<AppDeps, 'db' | 'clock' | 'secrets' | 'cipher' | 'config'>;
 
 /** Who is asking, for rate-limit keys and the audit trail (never secrets). */
-export interface RequestMeta {
-  ip: string;
-  userAgent: string | null;
-  requestId: string | null;
-}
-
 const WINDOW_MS = 15 * 60_000;
 export const LOGIN_LIMITS = {
   /** Failed logins for one e-mail from one address. */

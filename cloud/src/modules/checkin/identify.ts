@@ -5,8 +5,9 @@ import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
 import { newId } from '../../infra/db/index.js';
-import { createImageStore } from '../../infra/image-store.js';
-import type { RequestMeta } from '../auth/service.js';
+import { frameBytes } from '../../infra/face.js';
+
+import type { RequestMeta } from '../../http/request-context.js';
 import type { NonceService } from './nonces.js';
 import { recordCheckin } from './record.js';
 import { tenantBySlug } from './service.js';
@@ -24,14 +25,12 @@ export interface IdentifyInput {
   deviceId?: string | undefined;
 }
 
-const DATA_URL = /^data:[^,]*;base64,/i;
-
 export function createIdentify(
-  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'cipher' | 'config'>,
+  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
   nonces: NonceService,
 ) {
   const limiter = createRateLimiter(deps.db, deps.clock);
-  const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
+  const { images } = deps;
 
   async function limit(key: string, rule: RateLimitRule) {
     const state = await limiter.consume(key, rule);
@@ -69,9 +68,8 @@ export function createIdentify(
       verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
     }
     const round = (n: number) => Math.round(n * 10_000) / 10_000;
-    const bytes = Buffer.from(input.frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
     const imageId = newId();
-    const stored = await images.save(tenant.id, imageId, bytes);
+    const stored = await images.save(tenant.id, imageId, frameBytes(input.frame));
     try {
       return await recordCheckin(deps, {
         tenantId: tenant.id,

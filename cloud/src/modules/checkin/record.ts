@@ -6,7 +6,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { notFound } from '../../http/errors.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { recordAudit } from '../audit/record.js';
+import { auditActorOf, recordAudit } from '../audit/record.js';
 import { emitEvent } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { denialReason, geofenceStatus, type EventRow } from './rules.js';
@@ -106,13 +106,7 @@ export async function recordCheckin(
     await attempt.attach?.(tx, checkInId);
     await recordAudit(tx, {
       tenantId: attempt.tenantId,
-      actorType: attempt.actor.kind,
-      actorId:
-        'keyId' in attempt.actor
-          ? attempt.actor.keyId
-          : 'userId' in attempt.actor
-            ? attempt.actor.userId
-            : null,
+      ...auditActorOf(attempt.actor),
       action: `checkin.${attempt.method}`,
       targetType: 'check_in',
       targetId: checkInId,

@@ -11,8 +11,8 @@ import {
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
-import { metaOf } from '../auth/routes.js';
 import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { createCheckinService, tenantBySlug } from './service.js';
@@ -56,7 +56,7 @@ export function checkinRoutes(deps: AppDeps) {
         RATE_LIMIT_ERROR,
       ],
       handler: async ({ params, req, res }) => {
-        const meta = metaOf(req, res);
+        const meta = requestMeta(req, res);
         await limitClient('challenge', meta.ip);
         const tenant = await tenantBySlug(deps, params.tenantSlug);
         const { nonce, expiresAt } = await nonces.issue(tenant.id);
@@ -102,7 +102,7 @@ export function checkinRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, body, actor, req, res }) => ({
         status: 200,
-        body: await identify(actor, params.tenantSlug, body, metaOf(req, res)),
+        body: await identify(actor, params.tenantSlug, body, requestMeta(req, res)),
       }),
     }),
     defineRoute({
@@ -124,7 +124,7 @@ export function checkinRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no active identity with this id in your tenant' },
       ],
       handler: async ({ params, actor, req, res }) => {
-        const { status, view } = await checkin.qrToken(actor, params.identityId, metaOf(req, res));
+        const { status, view } = await checkin.qrToken(actor, params.identityId, requestMeta(req, res));
         return { status, body: view };
       },
     }),
@@ -142,7 +142,7 @@ export function checkinRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no identity, or no active token, in your tenant' },
       ],
       handler: async ({ params, actor, req, res }) => {
-        await checkin.revokeQrToken(actor, params.identityId, metaOf(req, res));
+        await checkin.revokeQrToken(actor, params.identityId, requestMeta(req, res));
         return { status: 204 };
       },
     }),
@@ -165,7 +165,7 @@ export function checkinRoutes(deps: AppDeps) {
         RATE_LIMIT_ERROR,
       ],
       handler: async ({ params, query, actor, req, res }) => {
-        const meta = metaOf(req, res);
+        const meta = requestMeta(req, res);
         await limitClient('qr', meta.ip);
         return { status: 200, body: await checkin.checkinByQr(actor, params.token, query, meta) };
       },
@@ -185,7 +185,7 @@ export function checkinRoutes(deps: AppDeps) {
       errors: [{ status: 404, code: 'not_found', description: 'no such person or event in your tenant' }],
       handler: async ({ body, actor, req, res }) => ({
         status: 200,
-        body: await checkin.manual(actor, body, metaOf(req, res)),
+        body: await checkin.manual(actor, body, requestMeta(req, res)),
       }),
     }),
   ];

@@ -5,8 +5,8 @@ import type { ActorOf } from '../../http/actor.js';
 import { notFound } from '../../http/errors.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId } from '../../infra/db/index.js';
-import { recordAudit } from '../audit/record.js';
-import type { RequestMeta } from '../auth/service.js';
+import { auditActorOf, recordAudit } from '../audit/record.js';
+import type { RequestMeta } from '../../http/request-context.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
 import { recordCheckin } from './record.js';
 
@@ -76,8 +76,7 @@ export function createCheckinService(deps: Deps) {
         });
         await recordAudit(tx, {
           tenantId: actor.tenantId,
-          actorType: actor.kind,
-          actorId: 'keyId' in actor ? actor.keyId : actor.userId,
+          ...auditActorOf(actor),
           action: 'qr_token.created',
           targetType: 'identity',
           targetId: identityId,
@@ -98,8 +97,7 @@ export function createCheckinService(deps: Deps) {
         if (count === 0) throw notFound('QR token');
         await recordAudit(tx, {
           tenantId: actor.tenantId,
-          actorType: actor.kind,
-          actorId: 'keyId' in actor ? actor.keyId : actor.userId,
+          ...auditActorOf(actor),
           action: 'qr_token.revoked',
           targetType: 'identity',
           targetId: identityId,

@@ -6,12 +6,13 @@ import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { createImageStore, type StoredImage } from '../../infra/image-store.js';
+import { frameBytes } from '../../infra/face.js';
+import type { StoredImage } from '../../infra/image-store.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { templateContext } from '../faces/gallery.js';
 import { emitEvent } from '../outbox/emit.js';
 
-type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger'>;
+type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'images'>;
 
 export interface CheckedFace {
   analysis: FaceAnalysis;
@@ -20,10 +21,8 @@ export interface CheckedFace {
   contentType: string;
 }
 
-const DATA_URL = /^data:([a-z0-9.+/-]*)?(;[a-z0-9=.+-]*)*;base64,/i;
-
 export function createEnrollment(deps: Deps) {
-  const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
+  const { images } = deps;
 
   return {
     /**
@@ -53,7 +52,7 @@ export function createEnrollment(deps: Deps) {
           );
         }
       }
-      const bytes = Buffer.from(frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
+      const bytes = frameBytes(frame);
       return {
         analysis,
         settings,

@@ -10,6 +10,7 @@ import {
   VerifyTokenResult,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
+import { requestMeta } from '../../http/request-context.js';
 import { ANY_CALLER, defineRoute } from '../../http/route.js';
 import { personContextOf } from '../persons/routes.js';
 import { createOnboardingService } from './service.js';
@@ -98,9 +99,9 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no active tenant with this slug' },
         { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
       ],
-      handler: async ({ body, req }) => ({
+      handler: async ({ body, req, res }) => ({
         status: 201,
-        body: await onboarding.register(body, req.ip ?? null),
+        body: await onboarding.register(body, requestMeta(req, res).ip),
       }),
     }),
     defineRoute({
@@ -119,9 +120,9 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 400, code: 'token_expired', description: 'the token has expired' },
         { status: 429, code: 'rate_limited', description: 'too many attempts from this address' },
       ],
-      handler: async ({ body, req }) => ({
+      handler: async ({ body, req, res }) => ({
         status: 200,
-        body: await onboarding.verifyToken(body.enrollment_token, req.ip ?? null),
+        body: await onboarding.verifyToken(body.enrollment_token, requestMeta(req, res).ip),
       }),
     }),
     defineRoute({
@@ -147,14 +148,14 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 409, code: 'conflict', description: 'the person was anonymised' },
         { status: 429, code: 'rate_limited', description: 'too many attempts from this address' },
       ],
-      handler: async ({ actor, body, req }) => ({
+      handler: async ({ actor, body, req, res }) => ({
         status: 200,
         body: await onboarding.enroll(
           actor.kind === 'apiKey'
             ? { kind: 'apiKey', tenantId: actor.tenantId, keyId: actor.keyId }
             : { kind: 'public' },
           body,
-          req.ip ?? null,
+          requestMeta(req, res).ip,
         ),
       }),
     }),

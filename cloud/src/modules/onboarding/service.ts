@@ -33,7 +33,10 @@ export type EnrollCaller = { kind: 'apiKey'; tenantId: string; keyId: string } |
 const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
 
 export function createOnboardingService(
-  deps: Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'outbox'>,
+  deps: Pick<
+    AppDeps,
+    'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'outbox' | 'images'
+  >,
 ) {
   const { prisma } = deps.db;
   const enrollment = createEnrollment(deps);

@@ -13,8 +13,10 @@ import {
   UpsertPersonRequest,
   UpsertPersonResult,
 } from '@portico/contract';
+import { auditActorOf } from '../audit/record.js';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
+import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createPersonService, type PersonContext } from './service.js';
 
@@ -27,12 +29,13 @@ export function personContextOf(
   req: Request,
   res: Response,
 ): PersonContext {
+  const { ip, requestId } = requestMeta(req, res);
   return {
     tenantId: actor.tenantId,
     actorType: actor.kind,
-    actorId: actor.kind === 'apiKey' ? actor.keyId : actor.userId,
-    ip: req.ip ?? null,
-    requestId: (res.locals.requestId as string | undefined) ?? null,
+    actorId: auditActorOf(actor).actorId!,
+    ip,
+    requestId,
   };
 }
 

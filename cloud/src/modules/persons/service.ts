@@ -19,7 +19,7 @@ import type { AppDeps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { toFieldErrors } from '../../http/route.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { createImageStore } from '../../infra/image-store.js';
+
 import { recordAudit } from '../audit/record.js';
 import { revokeIdentities } from '../identities/service.js';
 import { issueEnrollmentToken } from '../onboarding/tokens.js';
@@ -34,7 +34,10 @@ export interface PersonContext {
   requestId: string | null;
 }
 
-type Deps = Pick<AppDeps, 'db' | 'clock' | 'cipher' | 'config' | 'mailer' | 'outbox' | 'gallery' | 'logger'>;
+type Deps = Pick<
+  AppDeps,
+  'db' | 'clock' | 'cipher' | 'config' | 'mailer' | 'outbox' | 'gallery' | 'logger' | 'images'
+>;
 
 const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
 
@@ -60,7 +63,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 
 export function createPersonService(deps: Deps) {
   const { prisma } = deps.db;
-  const images = createImageStore({ dataDir: deps.config.dataDir, cipher: deps.cipher });
+  const { images } = deps;
 
   const audit = (
     tx: Pick<Tx, 'auditLog'>,

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { IdParams, Tenant, TenantPatch, TenantSettings, TenantSettingsPatch } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
+import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { requireManager } from '../auth/roles.js';
 import { createTenantService, type TenantContext } from './service.js';
@@ -26,8 +27,8 @@ export function contextOf(
       kind: actor.kind,
       userId: actor.kind === 'adminSession' ? actor.userId : actor.keyId,
     },
-    ip: req.ip ?? null,
-    requestId: (res.locals.requestId as string | undefined) ?? null,
+    ip: requestMeta(req, res).ip,
+    requestId: requestMeta(req, res).requestId,
   };
 }
 

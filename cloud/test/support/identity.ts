@@ -1,7 +1,7 @@
 // Shared set-up of the identity tests: an app with a movable clock, tenants with an owner, logins.
 import { generate } from 'otplib';
 import { provisionTenant } from '../../src/modules/tenants/provision.js';
-import { createTestApp, type TestApp, type TestResponse } from '../support/app.js';
+import { createTestApp, type TestApp, type TestResponse } from './app.js';
 
 export class TestClock {
   constructor(public current = new Date('2026-11-21T10:00:00.000Z')) {}
