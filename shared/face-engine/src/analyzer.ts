@@ -22,6 +22,7 @@ import {
   rectAffine,
   resizeRaster,
   sampleTensor,
+  type Affine,
   type Raster,
   type Rect,
 } from './raster.js';
@@ -72,6 +73,11 @@ function scaledCropInside(box: Box, scale: number, width: number, height: number
   const x = Math.min(Math.max(box.x + box.width / 2 - w / 2, 0), width - 1 - w);
   const y = Math.min(Math.max(box.y + box.height / 2 - h / 2, 0), height - 1 - h);
   return { x: Math.max(x, 0), y: Math.max(y, 0), width: w, height: h };
+}
+
+/** The same crop mirrored left-right: output column u samples what column (width - u) sampled. */
+function flipAffine(m: Affine, width: number): Affine {
+  return [-m[0], m[1], m[0] * width + m[2], -m[3], m[4], m[3] * width + m[5]];
 }
 
 function tensor(data: Float32Array, width: number, height: number, channels: number): ort.Tensor {
@@ -249,7 +255,16 @@ export class Analyzer {
     const t4 = performance.now();
 
     const features = (await this.run('feature', tensor(aligned, FW, FH, 3)))['output']!.data as Float32Array;
-    const embedding = l2normalise(features);
+    // Test-time flip: the L2-normalised sum of the crop's and its mirror's embeddings (part of the
+    // model id: templates made without it are not comparable).
+    const flipped = sampleTensor(raster, flipAffine(toImage, FW), FW, FH, MODELS.feature.input, {
+      supersample,
+    });
+    const mirrored = (await this.run('feature', tensor(flipped, FW, FH, 3)))['output']!.data as Float32Array;
+    const sum = l2normalise(features);
+    const second = l2normalise(mirrored);
+    for (let i = 0; i < sum.length; i++) sum[i]! += second[i]!;
+    const embedding = l2normalise(sum);
     const t5 = performance.now();
 
     const pose = await this.pose(raster, primary.box);

@@ -7,7 +7,7 @@ export const EMBEDDING_DIMENSIONS = 512;
  * Cosine threshold for "same person", calibrated by `pnpm eval` on ../shared/faces: midpoint
  * between the lowest genuine and the highest impostor score (see README "Evaluation").
  */
-export const DEFAULT_MATCH_THRESHOLD = 0.38;
+export const DEFAULT_MATCH_THRESHOLD = 0.39;
 
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError(`embedding lengths differ: ${a.length} vs ${b.length}`);

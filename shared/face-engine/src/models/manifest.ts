@@ -102,8 +102,12 @@ export const MODELS: Readonly<Record<ModelName, ModelEntry>> = {
   },
 };
 
-/** Embeddings from different models are not comparable, so every embedding carries this id. */
-export const EMBEDDING_MODEL_ID = `faceplugin-fr_feature@${VERSION}+${MODELS.feature.sha256.slice(0, 8)}`;
+/**
+ * Embeddings from different models are not comparable, so every embedding carries this id. The
+ * suffix names the chain's alignment (nose from landmarks 31-35) and test-time flip: templates
+ * made by the earlier chain (id without it) must be re-enrolled, not compared.
+ */
+export const EMBEDDING_MODEL_ID = `faceplugin-fr_feature@${VERSION}+${MODELS.feature.sha256.slice(0, 8)}+nose31-35+flip`;
 
 /** Registry photos used as self-contained test fixtures (group photos, several faces each). */
 export const FIXTURE_SOURCE: ModelSource = {
