@@ -1,7 +1,8 @@
 // Benchmark: check-in by face end to end over HTTP (liveness on, nonces fetched beforehand), with 1k and
 // 100k enrolled templates (synthetic embeddings plus real enrolled photos), at concurrency 1, 4 and 16;
 // and the time from a committed check-in to the first webhook attempt received. Prints figures.
-// Needs ../shared/faces for the real probe photos.
+// Needs ../shared/faces for the real probe photos. Runs on the embedded PGlite; with
+// BENCH_DATABASE_URL=postgresql://… it runs on a scratch database created (and dropped) on that server.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import pg from 'pg';
 import { EMBEDDING_DIMENSIONS, embeddingToBuffer } from '@portico/face-engine';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/infra/db/index.js';
@@ -60,13 +62,36 @@ function runLoad(data: object): Promise<{ results: LoadResult[]; seconds: number
   });
 }
 
+async function scratchDatabase(serverUrl: string) {
+  const name = `portico_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
 async function main() {
   if (!existsSync(FACES)) {
     console.log(`identify benchmark skipped: ${FACES} (real probe photos) is absent`);
     return;
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
+  const scratch = process.env.BENCH_DATABASE_URL
+    ? await scratchDatabase(process.env.BENCH_DATABASE_URL)
+    : undefined;
   const config = loadConfig({
+    DATABASE_URL: scratch?.url,
     DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -82,7 +107,7 @@ async function main() {
   const receiver = await startWebhookReceiver();
   const { prisma } = runtime.deps.db;
   console.log(
-    `identify benchmark: PGlite in ${dataDir}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`,
+    `identify benchmark: ${scratch ? 'PostgreSQL' : `PGlite in ${dataDir}`}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`,
   );
 
   try {
@@ -230,6 +255,7 @@ async function main() {
   } finally {
     await receiver.close();
     await server.stop(1000);
+    await scratch?.drop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
