@@ -18,6 +18,7 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Longer than the timeout, so a live attempt is never taken over by another worker. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 const BATCH = 16;
+const SWEEP_MS = 60_000;
 
 export function signWebhook(rawBody: string, secret: string): string {
   return createHmac('sha256', secret).update(rawBody).digest('hex');
@@ -34,7 +35,9 @@ interface ClaimedRow {
   tenant_id: string;
   url: string;
   attempts: number;
-  outbox_event_id: string;
+  payload: WebhookPayload;
+  /** The tenant's encrypted webhook secret, base64. */
+  secret: string;
 }
 
 export interface WebhookDispatcher {
@@ -51,13 +54,20 @@ export function createWebhookDispatcher(deps: {
 }): WebhookDispatcher {
   const { prisma } = deps.db;
 
+  let lastSweep = 0;
+
   async function claim(now: Date): Promise<ClaimedRow[]> {
     const leaseUntil = new Date(now.getTime() + LEASE_MS);
-    // Rows whose lease ran out after the last attempt will never be tried again: close them first.
-    await prisma.webhookDelivery.updateMany({
-      where: { status: 'delivering', attempts: { gte: MAX_ATTEMPTS }, lockedUntil: { lte: now } },
-      data: { status: 'failed', lockedUntil: null, lastError: 'no answer recorded for the last attempt' },
-    });
+    // Rows whose lease ran out after the last attempt will never be tried again: close them (at most
+    // once a minute: they are rare, and this runs after every commit that emits an event).
+    if (now.getTime() - lastSweep >= SWEEP_MS) {
+      lastSweep = now.getTime();
+      await prisma.webhookDelivery.updateMany({
+        where: { status: 'delivering', attempts: { gte: MAX_ATTEMPTS }, lockedUntil: { lte: now } },
+        data: { status: 'failed', lockedUntil: null, lastError: 'no answer recorded for the last attempt' },
+      });
+    }
+    // The payload and the tenant's (encrypted) secret come back with the claim: one round trip.
     return prisma.$queryRaw<ClaimedRow[]>`
       UPDATE webhook_deliveries d
          SET status = 'delivering', locked_until = ${leaseUntil}, attempts = d.attempts + 1
@@ -70,17 +80,18 @@ export function createWebhookDispatcher(deps: {
                LIMIT ${BATCH}
                FOR UPDATE SKIP LOCKED) due
        WHERE d.id = due.id
-      RETURNING d.id, d.tenant_id, d.url, d.attempts, d.outbox_event_id`;
+      RETURNING d.id, d.tenant_id, d.url, d.attempts,
+                (SELECT payload FROM outbox_events e WHERE e.id = d.outbox_event_id) AS payload,
+                (SELECT encode(webhook_secret_enc, 'base64') FROM tenants t WHERE t.id = d.tenant_id) AS secret`;
   }
 
   async function deliver(row: ClaimedRow): Promise<void> {
-    const [event, tenant] = await Promise.all([
-      prisma.outboxEvent.findUniqueOrThrow({ where: { id: row.outbox_event_id }, select: { payload: true } }),
-      prisma.tenant.findUniqueOrThrow({ where: { id: row.tenant_id }, select: { webhookSecretEnc: true } }),
-    ]);
-    const payload = event.payload as unknown as WebhookPayload;
+    const { payload } = row;
     const body = webhookBody(payload);
-    const secret = deps.cipher.decryptString(tenant.webhookSecretEnc, webhookSecretContext(row.tenant_id));
+    const secret = deps.cipher.decryptString(
+      Buffer.from(row.secret, 'base64'),
+      webhookSecretContext(row.tenant_id),
+    );
     const started = performance.now();
     let statusCode: number | null = null;
     let error: string | null = null;
