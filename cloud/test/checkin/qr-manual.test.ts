@@ -3,6 +3,7 @@ import { newId } from '../../src/infra/db/index.js';
 import { createNonceService } from '../../src/modules/checkin/nonces.js';
 import { adminOf, bearer, TestClock } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestDatabase } from '../support/database.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 // Persons and identities are created straight in the database here: this file is about check-in.
@@ -233,5 +234,31 @@ describe('liveness challenge', () => {
     const late = await issue();
     clock.advance(120_001);
     await expect(nonces.consume(tenantId, late)).rejects.toMatchObject({ code: 'invalid_nonce' });
+  });
+});
+
+describe('housekeeping', () => {
+  it('deletes liveness nonces a day after they expired, and keeps recent ones', async () => {
+    const db = await createTestDatabase();
+    const first = await createTestApp({ database: db });
+    const admin = await adminOf(first);
+    await first.close();
+    const day = 24 * 3_600_000;
+    const old = newId();
+    const recent = newId();
+    await db.prisma.livenessNonce.createMany({
+      data: [
+        { id: old, tenantId: admin.tenant.tenantId, expiresAt: new Date(Date.now() - day - 60_000) },
+        { id: recent, tenantId: admin.tenant.tenantId, expiresAt: new Date(Date.now() - 60_000) },
+      ],
+    });
+    const second = await createTestApp({ database: db });
+    try {
+      await expect.poll(() => db.prisma.livenessNonce.count({ where: { id: old } })).toBe(0);
+      expect(await db.prisma.livenessNonce.count({ where: { id: recent } })).toBe(1);
+    } finally {
+      await second.close();
+      await db.close();
+    }
   });
 });
