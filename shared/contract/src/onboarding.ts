@@ -13,14 +13,10 @@ export const FaceFrame = z
       'well lit, one face; at most 8 MB decoded and 25 megapixels.',
   });
 
-export const EnrollmentTokenValue = z
-  .string()
-  .min(1)
-  .max(200)
-  .openapi({
-    description: 'Single-use token from registration or from an enrollment link.',
-    example: 'et_...',
-  });
+export const EnrollmentTokenValue = z.string().min(1).max(200).openapi({
+  description: 'Single-use token from registration or from an enrollment link.',
+  example: 'et_...',
+});
 
 export const OnboardingRequest = PersonFields.extend({ frame: FaceFrame }).openapi('OnboardingRequest');
 export type OnboardingRequest = z.infer<typeof OnboardingRequest>;

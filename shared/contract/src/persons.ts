@@ -10,15 +10,10 @@ const Document = z
   .min(1)
   .max(64)
   .openapi({ description: 'Personal document number, as the tenant records it.', example: '123.456.789-09' });
-const ExternalId = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .openapi({
-    description: 'The person’s key in the integrator’s system; unique within the tenant.',
-    example: 'hr-0042',
-  });
+const ExternalId = z.string().trim().min(1).max(200).openapi({
+  description: 'The person’s key in the integrator’s system; unique within the tenant.',
+  example: 'hr-0042',
+});
 const Email = z.email().max(320).openapi({ example: 'ana@example.com' });
 const Phone = z.string().trim().min(3).max(32).openapi({ example: '+55 11 91234-5678' });
 const BirthDate = z.iso.date().openapi({ description: 'Calendar date, YYYY-MM-DD.', example: '1990-04-30' });
@@ -64,11 +59,9 @@ export const Person = z
       .boolean()
       .openapi({ description: 'True once a face template exists: facial check-in needs it.' }),
     enrolledAt: Timestamp.nullable(),
-    anonymised: z
-      .boolean()
-      .openapi({
-        description: 'Personal fields were erased by `DELETE /v1/persons/{id}/data`; the id stays.',
-      }),
+    anonymised: z.boolean().openapi({
+      description: 'Personal fields were erased by `DELETE /v1/persons/{id}/data`; the id stays.',
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
