@@ -34,6 +34,91 @@ export interface SampleOptions {
   readonly fill?: number;
 }
 
+/** The output tensor of one sampling call and its layout: channel order, (x - mean) / std. */
+interface PixelWriter {
+  readonly out: Float32Array;
+  readonly plane: number;
+  readonly grey: boolean;
+  readonly bgr: boolean;
+  readonly m0: number;
+  readonly m1: number;
+  readonly m2: number;
+  readonly s0: number;
+  readonly s1: number;
+  readonly s2: number;
+}
+
+function pixelWriter(input: ModelInput, plane: number): PixelWriter {
+  const grey = input.colourOrder === 'GREY';
+  const m0 = input.mean[0] ?? 0;
+  return {
+    out: new Float32Array(grey ? plane : plane * 3),
+    plane,
+    grey,
+    bgr: input.colourOrder === 'BGR',
+    m0,
+    m1: input.mean[1] ?? m0,
+    m2: input.mean[2] ?? m0,
+    s0: 1 / (input.std[0] ?? 1),
+    s1: 1 / (input.std[1] ?? input.std[0] ?? 1),
+    s2: 1 / (input.std[2] ?? input.std[0] ?? 1),
+  };
+}
+
+/**
+ * Running sum of the samples of one output pixel. Callers create it per pixel as an object literal
+ * that never escapes, so V8 keeps the three sums in registers once addBilinear is inlined (a shared
+ * Float64Array accumulator measured 1.1-2x slower than the former hand-inlined loops).
+ */
+interface Rgb {
+  r: number;
+  g: number;
+  b: number;
+}
+
+/**
+ * Adds the bilinear blend of four RGB neighbours to `acc`: rows start at pixel offsets `row0`,
+ * `row1`, columns are `col0`, `col1`, and `fx`, `fy` are the weights of the second column and row.
+ */
+function addBilinear(
+  acc: Rgb,
+  data: Uint8Array,
+  row0: number,
+  row1: number,
+  col0: number,
+  col1: number,
+  fx: number,
+  fy: number,
+): void {
+  const w00 = (1 - fx) * (1 - fy);
+  const w01 = fx * (1 - fy);
+  const w10 = (1 - fx) * fy;
+  const w11 = fx * fy;
+  const i00 = (row0 + col0) * 3;
+  const i01 = (row0 + col1) * 3;
+  const i10 = (row1 + col0) * 3;
+  const i11 = (row1 + col1) * 3;
+  acc.r += data[i00]! * w00 + data[i01]! * w01 + data[i10]! * w10 + data[i11]! * w11;
+  acc.g += data[i00 + 1]! * w00 + data[i01 + 1]! * w01 + data[i10 + 1]! * w10 + data[i11 + 1]! * w11;
+  acc.b += data[i00 + 2]! * w00 + data[i01 + 2]! * w01 + data[i10 + 2]! * w10 + data[i11 + 2]! * w11;
+}
+
+/** Writes output pixel `o` (mean r, g, b in 0..255), normalised as the writer's input wants. */
+function writePixel(w: PixelWriter, o: number, r: number, g: number, bl: number): void {
+  const { out, plane } = w;
+  if (w.grey) {
+    out[o] = (0.299 * r + 0.587 * g + 0.114 * bl - w.m0) * w.s0;
+  } else if (w.bgr) {
+    out[o] = (bl - w.m0) * w.s0;
+    out[o + plane] = (g - w.m1) * w.s1;
+    out[o + 2 * plane] = (r - w.m2) * w.s2;
+  } else {
+    out[o] = (r - w.m0) * w.s0;
+    out[o + plane] = (g - w.m1) * w.s1;
+    out[o + 2 * plane] = (bl - w.m2) * w.s2;
+  }
+}
+
 /**
  * Samples `src` through `map` into a CHW Float32Array laid out as `input` describes (channel order,
  * (x - mean) / std). GREY uses ITU-R BT.601 luma.
@@ -51,24 +136,13 @@ export function sampleTensor(
   const [a, b, c, d, e, f] = map;
   if (b === 0 && d === 0) return sampleAxisAligned(src, a, c, e, f, outWidth, outHeight, input, n, fill);
   const { data, width, height } = src;
-  const plane = outWidth * outHeight;
-  const grey = input.colourOrder === 'GREY';
-  const out = new Float32Array(grey ? plane : plane * 3);
-  const bgr = input.colourOrder === 'BGR';
-  const m0 = input.mean[0] ?? 0;
-  const m1 = input.mean[1] ?? m0;
-  const m2 = input.mean[2] ?? m0;
-  const s0 = 1 / (input.std[0] ?? 1);
-  const s1 = 1 / (input.std[1] ?? input.std[0] ?? 1);
-  const s2 = 1 / (input.std[2] ?? input.std[0] ?? 1);
+  const writer = pixelWriter(input, outWidth * outHeight);
   const inv = 1 / (n * n);
   const maxX = width - 1;
   const maxY = height - 1;
   for (let v = 0; v < outHeight; v++) {
     for (let u = 0; u < outWidth; u++) {
-      let r = 0;
-      let g = 0;
-      let bl = 0;
+      const acc: Rgb = { r: 0, g: 0, b: 0 };
       for (let sy = 0; sy < n; sy++) {
         const vv = v + (sy + 0.5) / n - 0.5;
         for (let sx = 0; sx < n; sx++) {
@@ -77,9 +151,9 @@ export function sampleTensor(
           const x = a * (uu + 0.5) + b * (vv + 0.5) + c - 0.5;
           const y = d * (uu + 0.5) + e * (vv + 0.5) + f - 0.5;
           if (x < -0.5 || y < -0.5 || x > maxX + 0.5 || y > maxY + 0.5) {
-            r += fill;
-            g += fill;
-            bl += fill;
+            acc.r += fill;
+            acc.g += fill;
+            acc.b += fill;
             continue;
           }
           const xc = x < 0 ? 0 : x > maxX ? maxX : x;
@@ -88,39 +162,13 @@ export function sampleTensor(
           const y0 = Math.floor(yc);
           const x1 = x0 < maxX ? x0 + 1 : x0;
           const y1 = y0 < maxY ? y0 + 1 : y0;
-          const fx = xc - x0;
-          const fy = yc - y0;
-          const w00 = (1 - fx) * (1 - fy);
-          const w01 = fx * (1 - fy);
-          const w10 = (1 - fx) * fy;
-          const w11 = fx * fy;
-          const i00 = (y0 * width + x0) * 3;
-          const i01 = (y0 * width + x1) * 3;
-          const i10 = (y1 * width + x0) * 3;
-          const i11 = (y1 * width + x1) * 3;
-          r += data[i00]! * w00 + data[i01]! * w01 + data[i10]! * w10 + data[i11]! * w11;
-          g += data[i00 + 1]! * w00 + data[i01 + 1]! * w01 + data[i10 + 1]! * w10 + data[i11 + 1]! * w11;
-          bl += data[i00 + 2]! * w00 + data[i01 + 2]! * w01 + data[i10 + 2]! * w10 + data[i11 + 2]! * w11;
+          addBilinear(acc, data, y0 * width, y1 * width, x0, x1, xc - x0, yc - y0);
         }
       }
-      r *= inv;
-      g *= inv;
-      bl *= inv;
-      const o = v * outWidth + u;
-      if (grey) {
-        out[o] = (0.299 * r + 0.587 * g + 0.114 * bl - m0) * s0;
-      } else if (bgr) {
-        out[o] = (bl - m0) * s0;
-        out[o + plane] = (g - m1) * s1;
-        out[o + 2 * plane] = (r - m2) * s2;
-      } else {
-        out[o] = (r - m0) * s0;
-        out[o + plane] = (g - m1) * s1;
-        out[o + 2 * plane] = (bl - m2) * s2;
-      }
+      writePixel(writer, v * outWidth + u, acc.r * inv, acc.g * inv, acc.b * inv);
     }
   }
-  return out;
+  return writer.out;
 }
 
 interface Taps {
@@ -172,24 +220,13 @@ function sampleAxisAligned(
   fill: number,
 ): Float32Array {
   const { data, width, height } = src;
-  const cols = taps(sx, ox, outWidth, width, n);
   const rows = taps(sy, oy, outHeight, height, n);
-  const plane = outWidth * outHeight;
-  const grey = input.colourOrder === 'GREY';
-  const bgr = input.colourOrder === 'BGR';
-  const out = new Float32Array(grey ? plane : plane * 3);
-  const m0 = input.mean[0] ?? 0;
-  const m1 = input.mean[1] ?? m0;
-  const m2 = input.mean[2] ?? m0;
-  const s0 = 1 / (input.std[0] ?? 1);
-  const s1 = 1 / (input.std[1] ?? input.std[0] ?? 1);
-  const s2 = 1 / (input.std[2] ?? input.std[0] ?? 1);
+  const { lo: colLo, hi: colHi, w: colW, out: colOut } = taps(sx, ox, outWidth, width, n);
+  const writer = pixelWriter(input, outWidth * outHeight);
   const inv = 1 / (n * n);
   for (let v = 0; v < outHeight; v++) {
     for (let u = 0; u < outWidth; u++) {
-      let r = 0;
-      let g = 0;
-      let bl = 0;
+      const acc: Rgb = { r: 0, g: 0, b: 0 };
       for (let ky = 0; ky < n; ky++) {
         const ty = v * n + ky;
         const rowOut = rows.out[ty]!;
@@ -198,46 +235,19 @@ function sampleAxisAligned(
         const fy = rows.w[ty]!;
         for (let kx = 0; kx < n; kx++) {
           const tx = u * n + kx;
-          if (rowOut || cols.out[tx]) {
-            r += fill;
-            g += fill;
-            bl += fill;
+          if (rowOut || colOut[tx]) {
+            acc.r += fill;
+            acc.g += fill;
+            acc.b += fill;
             continue;
           }
-          const c0 = cols.lo[tx]!;
-          const c1 = cols.hi[tx]!;
-          const fx = cols.w[tx]!;
-          const w00 = (1 - fx) * (1 - fy);
-          const w01 = fx * (1 - fy);
-          const w10 = (1 - fx) * fy;
-          const w11 = fx * fy;
-          const i00 = (r0 + c0) * 3;
-          const i01 = (r0 + c1) * 3;
-          const i10 = (r1 + c0) * 3;
-          const i11 = (r1 + c1) * 3;
-          r += data[i00]! * w00 + data[i01]! * w01 + data[i10]! * w10 + data[i11]! * w11;
-          g += data[i00 + 1]! * w00 + data[i01 + 1]! * w01 + data[i10 + 1]! * w10 + data[i11 + 1]! * w11;
-          bl += data[i00 + 2]! * w00 + data[i01 + 2]! * w01 + data[i10 + 2]! * w10 + data[i11 + 2]! * w11;
+          addBilinear(acc, data, r0, r1, colLo[tx]!, colHi[tx]!, colW[tx]!, fy);
         }
       }
-      r *= inv;
-      g *= inv;
-      bl *= inv;
-      const o = v * outWidth + u;
-      if (grey) {
-        out[o] = (0.299 * r + 0.587 * g + 0.114 * bl - m0) * s0;
-      } else if (bgr) {
-        out[o] = (bl - m0) * s0;
-        out[o + plane] = (g - m1) * s1;
-        out[o + 2 * plane] = (r - m2) * s2;
-      } else {
-        out[o] = (r - m0) * s0;
-        out[o + plane] = (g - m1) * s1;
-        out[o + 2 * plane] = (bl - m2) * s2;
-      }
+      writePixel(writer, v * outWidth + u, acc.r * inv, acc.g * inv, acc.b * inv);
     }
   }
-  return out;
+  return writer.out;
 }
 
 /** Resizes with libvips (SIMD, antialiased): much cheaper than sampling when shrinking a whole frame. */
