@@ -24,6 +24,10 @@ export interface QualityInputs {
   readonly pose: HeadPose;
 }
 
+/** 90th-percentile face luma at or below which exposure is 0, and from which the gate is open. */
+const DARK_HIGHLIGHTS = 55;
+const LIT_HIGHLIGHTS = 110;
+
 const SIDE = 112;
 // Inner face region of the aligned crop (brows to chin, cheek to cheek): background excluded.
 const X0 = 24;
@@ -35,7 +39,13 @@ const Y1 = 104;
  * Sharpness: mean squared Laplacian over the inner face divided by its intensity variance, so a
  * dark or low-contrast face is not mistaken for a blurred one (exposure has its own factor).
  */
-function sharpnessOf(luma: Float32Array): { sharpness: number; mean: number; clipped: number } {
+function sharpnessOf(luma: Float32Array): {
+  sharpness: number;
+  mean: number;
+  clipped: number;
+  highlights: number;
+} {
+  const histogram = new Uint32Array(256);
   let sum = 0;
   let sumSq = 0;
   let lap = 0;
@@ -50,19 +60,30 @@ function sharpnessOf(luma: Float32Array): { sharpness: number; mean: number; cli
       sum += p;
       sumSq += p * p;
       if (p < 8 || p > 247) clipped++;
+      histogram[p <= 0 ? 0 : p >= 255 ? 255 : p | 0]!++;
       count++;
     }
   }
   const mean = sum / count;
   const variance = Math.max(sumSq / count - mean * mean, 1);
-  return { sharpness: lap / count / variance, mean, clipped: clipped / count };
+  // 90th percentile of luma: what the brightest tenth of the face (skin highlights, eye whites) reaches.
+  let highlights = 255;
+  for (let above = 0; highlights > 0; highlights--) {
+    above += histogram[highlights]!;
+    if (above >= count * 0.1) break;
+  }
+  return { sharpness: lap / count / variance, mean, clipped: clipped / count, highlights };
 }
 
 export function qualityFactors(inputs: QualityInputs): QualityFactors {
-  const { sharpness, mean, clipped } = sharpnessOf(inputs.alignedLuma);
+  const { sharpness, mean, clipped, highlights } = sharpnessOf(inputs.alignedLuma);
   // Exposure: full marks for a mean face luma in 80..180, falling to 0 at 15 and 245, minus clipping.
   const level = mean < 80 ? ramp(mean, 15, 80) : 1 - ramp(mean, 180, 245);
-  const exposure = clamp01(level * (1 - 2 * clipped));
+  // Darkness gate: an underexposed face has no bright tenth either (a dark-skinned, well-lit face
+  // keeps its highlights). On ../shared/faces and the registry photos, 90th percentiles are
+  // >= 94 for every clean face and <= 46 for the same photos darkened to 20 % (<= 34 at 15 %).
+  const dark = ramp(highlights, DARK_HIGHLIGHTS, LIT_HIGHLIGHTS);
+  const exposure = clamp01(Math.min(level, dark) * (1 - 2 * clipped));
   const yaw = Math.abs(inputs.pose.yaw);
   const pitch = Math.abs(inputs.pose.pitch);
   const roll = Math.abs(inputs.pose.roll);

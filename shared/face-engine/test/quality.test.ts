@@ -51,6 +51,19 @@ async function primaryCrop(photo: Buffer): Promise<Buffer> {
   return sharp(photo).extract({ left, top, width, height }).png().toBuffer();
 }
 
+/** Clean quality and the quality (0 when no face is found) at 20 % and 15 % brightness. */
+async function darkness(clean: Buffer): Promise<{ clean: number; dark20: number; dark15: number }> {
+  const at = async (k: number): Promise<number> =>
+    analyzer.analyze(await sharp(clean).linear(k, 0).png().toBuffer()).then(
+      (r) => r.quality,
+      () => 0,
+    );
+  return { clean: (await analyzer.analyze(clean)).quality, dark20: await at(0.2), dark15: await at(0.15) };
+}
+
+/** The tenants' default minimum quality (cloud). */
+const DEFAULT_LEVEL = 0.5;
+
 describe('quality on registry photos', () => {
   it('scores a clean face clearly above the same face blurred, darkened or shrunk', async () => {
     for (const name of ['sample3.jpg', 'sample5.jpg', 'sample6.jpg']) {
@@ -61,6 +74,15 @@ describe('quality on registry photos', () => {
           `${name}: clean ${q.clean} vs ${degraded} ${q[degraded]}`,
         ).toBeGreaterThan(0.15);
       }
+    }
+  }, 30_000);
+
+  it('keeps clean registry faces above the default level 0.5 and drops them below it at 15-20 % brightness', async () => {
+    for (const name of ['sample3.jpg', 'sample5.jpg', 'sample6.jpg']) {
+      const q = await darkness(await primaryCrop(photos.get(name)!));
+      expect(q.clean, `${name} clean`).toBeGreaterThan(DEFAULT_LEVEL);
+      expect(q.dark20, `${name} at 20 %`).toBeLessThan(DEFAULT_LEVEL);
+      expect(q.dark15, `${name} at 15 %`).toBeLessThan(DEFAULT_LEVEL);
     }
   }, 30_000);
 
@@ -78,6 +100,20 @@ describe('quality on registry photos', () => {
 describe.skipIf(!HAS_LABELLED)(
   `quality on ../shared/faces${HAS_LABELLED ? '' : ` (${LABELLED_SKIP_REASON})`}`,
   () => {
+    it('keeps the first photo of every john and bbt person above 0.5 and drops it below 0.5 at 15-20 % brightness', async () => {
+      for (const set of ['johns', 'bbt']) {
+        const root = path.join(LABELLED_DIR, set);
+        for (const person of readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory())) {
+          const first = readdirSync(path.join(root, person.name)).sort()[0]!;
+          const q = await darkness(readFileSync(path.join(root, person.name, first)));
+          const label = `${set}/${person.name}/${first}: clean ${q.clean}, 20 % ${q.dark20}, 15 % ${q.dark15}`;
+          expect(q.clean, label).toBeGreaterThan(DEFAULT_LEVEL);
+          expect(q.dark20, label).toBeLessThan(DEFAULT_LEVEL);
+          expect(q.dark15, label).toBeLessThan(DEFAULT_LEVEL);
+        }
+      }
+    }, 60_000);
+
     it('orders clean above blurred, darkened and shrunk for the first photo of every john', async () => {
       const johns = path.join(LABELLED_DIR, 'johns');
       for (const person of readdirSync(johns).sort()) {
