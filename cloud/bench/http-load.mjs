@@ -8,7 +8,7 @@ let next = 0;
 const started = performance.now();
 await Promise.all(
   Array.from({ length: concurrency }, async () => {
-    while (next < nonces.length) {
+    while (next < addresses.length) {
       const i = next++;
       const probe = probes[i % probes.length];
       const t0 = performance.now();

@@ -26,6 +26,8 @@ const ENROLLED = ['amy', 'bernadette', 'howard', 'leonard', 'penny', 'raj', 'she
 const GALLERIES = (process.env.BENCH_GALLERIES ?? '1000,100000').split(',').map(Number);
 const CONCURRENCY = [1, 4, 16];
 const REQUESTS = 64;
+/** BENCH_LIVENESS=off measures identify without the nonce and the passive liveness model. */
+const LIVENESS = process.env.BENCH_LIVENESS !== 'off';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -107,7 +109,7 @@ async function main() {
   const receiver = await startWebhookReceiver();
   const { prisma } = runtime.deps.db;
   console.log(
-    `identify benchmark: ${scratch ? 'PostgreSQL' : `PGlite in ${dataDir}`}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores`,
+    `identify benchmark: ${scratch ? 'PostgreSQL' : `PGlite in ${dataDir}`}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores, liveness ${LIVENESS ? 'on' : 'off'}`,
   );
 
   try {
@@ -128,7 +130,7 @@ async function main() {
       await fetch(`${server.url}/v1/tenants/${tenant.tenantId}/settings`, {
         method: 'PATCH',
         headers: { ...admin, 'content-type': 'application/json' },
-        body: JSON.stringify({ webhookUrl: receiver.url, livenessThreshold: 0 }),
+        body: JSON.stringify({ webhookUrl: receiver.url, livenessThreshold: 0, requireLiveness: LIVENESS }),
       });
       // Real persons, enrolled through the API from their first photo.
       for (const name of ENROLLED) {
@@ -192,7 +194,7 @@ async function main() {
         if (res.status !== 200) throw new Error(`challenge: ${res.status} ${await res.text()}`);
         return ((await res.json()) as { nonce: string }).nonce;
       };
-      const identify = async (i: number, nonce: string) => {
+      const identify = async (i: number, nonce: string | undefined) => {
         const probe = probes[i % probes.length]!;
         const started = performance.now();
         const res = await fetch(`${server.url}/v1/public/checkin/${tenant.slug}/identify`, {
@@ -215,11 +217,13 @@ async function main() {
       };
       // Warm-up: loads the gallery into memory (decrypting every template) and warms the workers.
       const warm = performance.now();
-      await identify(0, await challenge());
+      await identify(0, LIVENESS ? await challenge() : undefined);
       console.log(`  first identify (loads the gallery): ${fmt(performance.now() - warm)} ms`);
 
       for (const concurrency of CONCURRENCY) {
-        const nonces = await Promise.all(Array.from({ length: REQUESTS }, challenge));
+        const nonces = LIVENESS
+          ? await Promise.all(Array.from({ length: REQUESTS }, challenge))
+          : Array.from({ length: REQUESTS }, () => undefined);
         const addresses = Array.from({ length: REQUESTS }, kioskAddress);
         const { results, seconds } = await runLoad({
           url: server.url,
@@ -242,7 +246,7 @@ async function main() {
       // Check-in committed (response received) -> first webhook attempt received.
       const delays: number[] = [];
       for (let i = 0; i < 20; i++) {
-        const r = await identify(i, await challenge());
+        const r = await identify(i, LIVENESS ? await challenge() : undefined);
         const hook = await receiver.waitForBody((b) => b.data.checkInId === r.body.checkInId);
         const got = receiver.received.find((h) => JSON.parse(h.rawBody).id === hook.id)!;
         delays.push(got.receivedAt - r.at);
