@@ -181,19 +181,7 @@ export function createMfaService(
         data: { usedAt: now },
       });
       if (used.count === 0) throw invalidToken('The MFA ticket was already used');
-      const issued = await auth.startSession(tx, user, meta);
-      await recordAudit(tx, {
-        tenantId: user.tenantId,
-        actorType: 'public',
-        actorId: user.id,
-        action: 'auth.login.succeeded',
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { mfa: true },
-        ip: meta.ip,
-        requestId: meta.requestId,
-      });
-      return issued;
+      return auth.completeLogin(tx, user, meta, true);
     });
   }
 

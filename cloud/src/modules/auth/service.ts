@@ -67,6 +67,28 @@ export function createAuthService(
     };
   }
 
+  /** The end of a successful login (with or without MFA): a new session and its audit row. */
+  async function completeLogin(
+    tx: Tx,
+    user: User & { tenant: Tenant },
+    meta: RequestMeta,
+    mfa: boolean,
+  ): Promise<IssuedSession> {
+    const issued = await startSession(tx, user, meta);
+    await recordAudit(tx, {
+      tenantId: user.tenantId,
+      actorType: 'public',
+      actorId: user.id,
+      action: 'auth.login.succeeded',
+      targetType: 'user',
+      targetId: user.id,
+      metadata: { mfa },
+      ip: meta.ip,
+      requestId: meta.requestId,
+    });
+    return issued;
+  }
+
   /** A new refresh-token family plus its first access token; written inside the caller's transaction. */
   async function startSession(
     tx: Tx,
@@ -192,21 +214,7 @@ export function createAuthService(
       });
       return { kind: 'mfa', mfaTicket, expiresIn: MFA_TICKET_TTL_SECONDS };
     }
-    const session = await prisma.$transaction(async (tx) => {
-      const issued = await startSession(tx, user, meta);
-      await recordAudit(tx, {
-        tenantId: user.tenantId,
-        actorType: 'public',
-        actorId: user.id,
-        action: 'auth.login.succeeded',
-        targetType: 'user',
-        targetId: user.id,
-        metadata: { mfa: false },
-        ip: meta.ip,
-        requestId: meta.requestId,
-      });
-      return issued;
-    });
+    const session = await prisma.$transaction((tx) => completeLogin(tx, user, meta, false));
     return { kind: 'session', session };
   }
 
@@ -341,7 +349,7 @@ export function createAuthService(
     return PRODUCTS(deps.config.publicUrl).filter((p) => p.roles.includes(role as Product['roles'][number]));
   }
 
-  return { login, refresh, logout, me, products, startSession, profile };
+  return { login, refresh, logout, me, products, completeLogin, profile };
 }
 
 export type AuthService = ReturnType<typeof createAuthService>;

@@ -17,7 +17,7 @@ import { newId } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
 import { createIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
-import { birthDateOf, toPersonWire } from '../persons/wire.js';
+import { newPersonRow, toPersonWire } from '../persons/wire.js';
 import { createEnrollment } from './enrollment.js';
 import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
 
@@ -69,17 +69,7 @@ export function createOnboardingService(
       try {
         result = await prisma.$transaction(async (tx) => {
           await tx.person.create({
-            data: {
-              id: personId,
-              tenantId: ctx.tenantId,
-              name: input.name,
-              document: input.document,
-              externalId: input.externalId ?? null,
-              email: input.email ?? null,
-              phone: input.phone ?? null,
-              birthDate: birthDateOf(input.birthDate) ?? null,
-              createdAt: now,
-            },
+            data: { id: personId, ...newPersonRow(ctx.tenantId, input, now) },
           });
           const identity = await createIdentity(tx, { tenantId: ctx.tenantId, personId, now });
           await stored.write(tx);
@@ -125,16 +115,7 @@ export function createOnboardingService(
       const now = deps.clock.now();
       return prisma.$transaction(async (tx) => {
         const person = await tx.person.create({
-          data: {
-            id: newId(),
-            tenantId: tenant.id,
-            name: input.name,
-            document: input.document,
-            email: input.email,
-            phone: input.phone ?? null,
-            birthDate: birthDateOf(input.birthDate) ?? null,
-            createdAt: now,
-          },
+          data: { id: newId(), ...newPersonRow(tenant.id, input, now) },
         });
         const token = await issueEnrollmentToken(tx, {
           tenantId: tenant.id,

@@ -24,7 +24,7 @@ import { recordAudit } from '../audit/record.js';
 import { revokeIdentities } from '../identities/service.js';
 import { issueEnrollmentToken } from '../onboarding/tokens.js';
 import { emitEvent } from '../outbox/emit.js';
-import { birthDateOf, toPersonWire } from './wire.js';
+import { birthDateOf, newPersonRow, toPersonWire } from './wire.js';
 
 export interface PersonContext {
   tenantId: string;
@@ -125,17 +125,7 @@ export function createPersonService(deps: Deps) {
     try {
       return await prisma.$transaction(async (tx) => {
         const person = await tx.person.create({
-          data: {
-            id: newId(),
-            tenantId: ctx.tenantId,
-            name: input.name,
-            document: input.document,
-            externalId: input.externalId ?? null,
-            email: input.email ?? null,
-            phone: input.phone ?? null,
-            birthDate: birthDateOf(input.birthDate) ?? null,
-            createdAt: now,
-          },
+          data: { id: newId(), ...newPersonRow(ctx.tenantId, input, now) },
         });
         await audit(tx, ctx, 'person.created', person.id);
         return person;

@@ -22,3 +22,28 @@ export function toPersonWire(p: Person): PersonWire {
 /** `YYYY-MM-DD` -> the Date Prisma stores in a `date` column (UTC midnight). */
 export const birthDateOf = (value: string | null | undefined): Date | null | undefined =>
   value === undefined ? undefined : value === null ? null : new Date(`${value}T00:00:00.000Z`);
+
+/** The columns of a new person row from its wire fields (create, import, onboarding). */
+export function newPersonRow(
+  tenantId: string,
+  input: {
+    name: string;
+    document: string;
+    externalId?: string | null | undefined;
+    email?: string | null | undefined;
+    phone?: string | null | undefined;
+    birthDate?: string | null | undefined;
+  },
+  now: Date,
+) {
+  return {
+    tenantId,
+    name: input.name,
+    document: input.document,
+    externalId: input.externalId ?? null,
+    email: input.email ?? null,
+    phone: input.phone ?? null,
+    birthDate: birthDateOf(input.birthDate) ?? null,
+    createdAt: now,
+  };
+}
