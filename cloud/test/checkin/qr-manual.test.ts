@@ -210,6 +210,19 @@ describe('liveness challenge', () => {
     expect((await t.request('GET', '/v1/public/checkin/no-such-tenant/liveness/challenge')).status).toBe(404);
   });
 
+  it('limits identify to 120 calls a minute per client address, before it even looks up the tenant', async () => {
+    const headers = { 'x-forwarded-for': '203.0.113.7' };
+    const call = () =>
+      t.request('POST', '/v1/public/checkin/no-such-tenant/identify', { body: { frame: 'AAAA' }, headers });
+    for (let i = 0; i < 120; i++) expect((await call()).status).toBe(404);
+    const limited = await call();
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    clock.advance(60_000);
+    expect((await call()).status).toBe(404);
+  });
+
   it('accepts a nonce once, and refuses forged, expired and another tenant’s nonces', async () => {
     const nonces = createNonceService({ db: t.deps.db, clock, key: t.deps.secrets.jwtKey });
     const issue = async () =>

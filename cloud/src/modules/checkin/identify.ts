@@ -14,7 +14,7 @@ import { tenantBySlug } from './service.js';
 
 /** Per tenant, across all its kiosks and integrations. */
 export const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
-/** Per client address. */
+/** Per client address, on every public check-in route (a kiosk makes one call per person). */
 export const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
 
 export interface IdentifyInput {
@@ -43,9 +43,10 @@ export function createIdentify(
     input: IdentifyInput,
     meta: RequestMeta,
   ) {
+    // The per-client limit comes first, so unknown slugs cannot be probed at full speed either.
+    await limit(`identify:ip:${meta.ip}`, PER_CLIENT);
     const tenant = await tenantBySlug(deps, tenantSlug);
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
-    await limit(`identify:ip:${meta.ip}`, PER_CLIENT);
     await limit(`identify:tenant:${tenant.id}`, PER_TENANT);
     const { settings } = tenant;
     if (settings.requireLiveness && !input.nonce) {

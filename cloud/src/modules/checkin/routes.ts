@@ -10,16 +10,14 @@ import {
   TenantSlugParams,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
-import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import { createRateLimiter, rateLimited } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
-import { createIdentify } from './identify.js';
+import { createIdentify, PER_CLIENT } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { createCheckinService, tenantBySlug } from './service.js';
 
 const TAG = 'Check-in';
-/** Per client address, on the public check-in routes (a kiosk makes one call per person). */
-const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
 
 const RATE_LIMIT_ERROR = {
   status: 429,
