@@ -5,7 +5,8 @@ import { newId } from '../../src/infra/db/index.js';
 import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { getTenantSettings } from '../../src/modules/tenants/service.js';
 import { tenantSettingsOf } from '../../src/modules/tenants/settings.js';
-import { checkWebhookUrl, isPrivateAddress } from '../../src/modules/tenants/webhook-url.js';
+import { checkWebhookUrl } from '../../src/modules/tenants/webhook-url.js';
+import { isPrivateAddress } from '../../src/modules/webhooks/address-policy.js';
 import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('tenant and settings', () => {

@@ -1,10 +1,8 @@
 // SSRF guard for tenant webhook URLs: http(s) only, no loopback, private, link-local, CGNAT,
 // multicast or unspecified hosts (IPv4, IPv6, `localhost`). Checked when the URL is saved; the
-// webhook worker must also check the address a host name resolves to (`isPrivateAddress`) at
-// delivery time, since DNS can change after the check. The address ranges are those of
-// webhooks/address-policy.ts, so saving and sending agree.
-import { isIP } from 'node:net';
-import { isPublicAddress } from '../webhooks/address-policy.js';
+// webhook sender checks again the address a host name resolves to at delivery time, since DNS can
+// change after the check. Both use the ranges of webhooks/address-policy.ts.
+import { isPrivateAddress } from '../webhooks/address-policy.js';
 
 export type WebhookUrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
 
@@ -25,13 +23,6 @@ export function checkWebhookUrl(raw: string, options: { allowPrivate: boolean })
     .replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost'))
     return { ok: false, reason: 'loopback host refused' };
-  if (isIP(host) && isPrivateAddress(host))
-    return { ok: false, reason: 'private, loopback or link-local address refused' };
+  if (isPrivateAddress(host)) return { ok: false, reason: 'private, loopback or link-local address refused' };
   return { ok: true, url };
-}
-
-/** True for addresses a webhook must never reach; the one address policy lives with the webhook sender. */
-export function isPrivateAddress(address: string): boolean {
-  const ip = address.replace(/^\[|\]$/g, '');
-  return isIP(ip) !== 0 && !isPublicAddress(ip);
 }

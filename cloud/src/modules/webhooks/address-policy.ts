@@ -37,3 +37,9 @@ export function isPublicAddress(ip: string): boolean {
   if (family === 0) return false;
   return !blocked.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
+
+/** True for a literal IP address (brackets allowed) that a webhook must never reach. */
+export function isPrivateAddress(address: string): boolean {
+  const ip = address.replace(/^\[|\]$/g, '');
+  return net.isIP(ip) !== 0 && !isPublicAddress(ip);
+}

@@ -3,8 +3,8 @@
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress } from './address-policy.js';
+import type { LookupFunction } from 'node:net';
+import { isPrivateAddress, isPublicAddress } from './address-policy.js';
 
 export class BlockedAddressError extends Error {}
 
@@ -36,10 +36,7 @@ export function postJson(
 ): Promise<PostResult> {
   const target = new URL(url);
   const literal = target.hostname.replace(/^\[|\]$/g, '');
-  if (
-    !options.allowPrivate &&
-    (literal === 'localhost' || (isIP(literal) !== 0 && !isPublicAddress(literal)))
-  ) {
+  if (!options.allowPrivate && (literal === 'localhost' || isPrivateAddress(literal))) {
     return Promise.reject(new BlockedAddressError(`${target.hostname} is not a public address`));
   }
   const client = target.protocol === 'https:' ? https : http;
