@@ -17,7 +17,7 @@ export type ActorKind = Actor['kind'];
 
 export type ActorOf<K extends ActorKind> = Extract<Actor, { kind: K }>;
 
-/** Verifies the bearer credentials the identity module issues; absent until that module is wired. */
+/** Verifies the bearer credentials the identity module issues (implemented in modules/auth/verifier.ts). */
 export interface CredentialVerifier {
   /** An admin session access JWT, or a portal JWT (`type: person_portal`). */
   verifyJwt(token: string): Promise<ActorOf<'adminSession'> | ActorOf<'portal'>>;

@@ -7,7 +7,7 @@ import { AppError } from './errors.js';
 
 export function authenticate(options: {
   internalSecret: string;
-  verifier: CredentialVerifier | undefined;
+  verifier: CredentialVerifier;
 }): RequestHandler {
   return async (req, res, next) => {
     res.locals.actor = await resolveActor(req.headers, options);
@@ -17,7 +17,7 @@ export function authenticate(options: {
 
 async function resolveActor(
   headers: Record<string, string | string[] | undefined>,
-  options: { internalSecret: string; verifier: CredentialVerifier | undefined },
+  options: { internalSecret: string; verifier: CredentialVerifier },
 ): Promise<Actor> {
   const deviceSecret = headers['x-internal-secret'];
   const authorization = headers.authorization;
@@ -33,7 +33,6 @@ async function resolveActor(
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
   if (!match) throw new AppError(401, 'unauthorized', 'Authorization must be "Bearer <token>"');
   const token = match[1]!;
-  if (!options.verifier) throw new AppError(401, 'invalid_token', 'Bearer credentials are not accepted');
   // JWTs have three dot-separated parts; API keys have none.
   return token.split('.').length === 3
     ? options.verifier.verifyJwt(token)

@@ -21,6 +21,8 @@ export interface RateLimitState {
 export interface RateLimiter {
   /** Counts one hit against `key` and says whether it is within the rule. */
   consume(key: string, rule: RateLimitRule): Promise<RateLimitState>;
+  /** Counts one hit and throws 429 `rate_limited` (with `Retry-After`) when it is over the rule. */
+  enforce(key: string, rule: RateLimitRule, message?: string): Promise<void>;
   /** Reads `key` without counting: `allowed` is false when the limit is already reached. */
   peek(key: string, rule: RateLimitRule): Promise<RateLimitState>;
   /** Forgets `key` (e.g. after a successful login). */
@@ -37,7 +39,7 @@ interface BucketRow {
 export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): RateLimiter {
   const secondsUntil = (resetAt: Date, now: Date) =>
     Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
-  return {
+  const limiter: RateLimiter = {
     async consume(key, rule) {
       const now = clock.now();
       const fresh = new Date(now.getTime() + rule.windowMs);
@@ -56,6 +58,10 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
         retryAfterSeconds: secondsUntil(new Date(row.reset_at), now),
       };
     },
+    async enforce(key, rule, message) {
+      const state = await limiter.consume(key, rule);
+      if (!state.allowed) throw rateLimited(state.retryAfterSeconds, message);
+    },
     async peek(key, rule) {
       const now = clock.now();
       const bucket = await db.prisma.rateLimitBucket.findUnique({ where: { key } });
@@ -73,6 +79,7 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
       return (await db.prisma.rateLimitBucket.deleteMany({ where: { resetAt: { lte: clock.now() } } })).count;
     },
   };
+  return limiter;
 }
 
 /** The one way to refuse a caller over a limit: 429 `rate_limited` with `Retry-After`. */

@@ -22,6 +22,10 @@ export { MigrationError } from './migrate.js';
  */
 export type Tx = Prisma.TransactionClient;
 
+/** A write refused by a unique index (Prisma's P2002), e.g. a taken externalId or a concurrent duplicate. */
+export const isUniqueViolation = (error: unknown): boolean =>
+  (error as { code?: string } | null)?.code === 'P2002';
+
 export interface Database {
   prisma: PrismaClient;
   kind: 'pglite' | 'postgres';

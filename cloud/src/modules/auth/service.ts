@@ -140,9 +140,11 @@ export function createAuthService(
     const blocked = await limiter.peek(ipEmailKey, LOGIN_LIMITS.perIpAndEmail);
     if (!blocked.allowed)
       throw rateLimited(blocked.retryAfterSeconds, 'Too many failed logins; try again later');
-    const perIp = await limiter.consume(`login:ip:${meta.ip}`, LOGIN_LIMITS.perIp);
-    if (!perIp.allowed)
-      throw rateLimited(perIp.retryAfterSeconds, 'Too many login attempts from this address');
+    await limiter.enforce(
+      `login:ip:${meta.ip}`,
+      LOGIN_LIMITS.perIp,
+      'Too many login attempts from this address',
+    );
 
     const user = await prisma.user.findUnique({ where: { email }, include: { tenant: true } });
     const audit = (action: string, metadata: Record<string, string | number | boolean>) =>

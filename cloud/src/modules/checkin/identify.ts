@@ -3,14 +3,14 @@
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
+import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
 import { newId } from '../../infra/db/index.js';
 import { frameBytes } from '../../infra/face.js';
 
 import type { RequestMeta } from '../../http/request-context.js';
 import type { NonceService } from './nonces.js';
 import { recordCheckin } from './record.js';
-import { tenantBySlug } from './service.js';
+import { tenantBySlug } from '../tenants/service.js';
 
 /** Per tenant, across all its kiosks and integrations. */
 export const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
@@ -28,14 +28,9 @@ export interface IdentifyInput {
 export function createIdentify(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
   nonces: NonceService,
+  limiter: RateLimiter,
 ) {
-  const limiter = createRateLimiter(deps.db, deps.clock);
   const { images } = deps;
-
-  async function limit(key: string, rule: RateLimitRule) {
-    const state = await limiter.consume(key, rule);
-    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
-  }
 
   return async function identify(
     actor: ActorOf<'public' | 'apiKey'>,
@@ -44,10 +39,10 @@ export function createIdentify(
     meta: RequestMeta,
   ) {
     // The per-client limit comes first, so unknown slugs cannot be probed at full speed either.
-    await limit(`identify:ip:${meta.ip}`, PER_CLIENT);
-    const tenant = await tenantBySlug(deps, tenantSlug);
+    await limiter.enforce(`identify:ip:${meta.ip}`, PER_CLIENT);
+    const tenant = await tenantBySlug(deps.db, tenantSlug);
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
-    await limit(`identify:tenant:${tenant.id}`, PER_TENANT);
+    await limiter.enforce(`identify:tenant:${tenant.id}`, PER_TENANT);
     const { settings } = tenant;
     if (settings.requireLiveness && !input.nonce) {
       throw new AppError(

@@ -10,12 +10,13 @@ import {
   TenantSlugParams,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
-import { createRateLimiter, rateLimited } from '../../http/rate-limit.js';
+import { createRateLimiter } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify, PER_CLIENT } from './identify.js';
 import { createNonceService } from './nonces.js';
-import { createCheckinService, tenantBySlug } from './service.js';
+import { tenantBySlug } from '../tenants/service.js';
+import { createCheckinService } from './service.js';
 
 const TAG = 'Check-in';
 
@@ -29,11 +30,8 @@ export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
   const checkin = createCheckinService(deps);
-  const identify = createIdentify(deps, nonces);
-  const limitClient = async (route: string, ip: string) => {
-    const state = await limiter.consume(`checkin:${route}:ip:${ip}`, PER_CLIENT);
-    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
-  };
+  const identify = createIdentify(deps, nonces, limiter);
+  const limitClient = (route: string, ip: string) => limiter.enforce(`checkin:${route}:ip:${ip}`, PER_CLIENT);
 
   return [
     defineRoute({
@@ -56,7 +54,7 @@ export function checkinRoutes(deps: AppDeps) {
       handler: async ({ params, req, res }) => {
         const meta = requestMeta(req, res);
         await limitClient('challenge', meta.ip);
-        const tenant = await tenantBySlug(deps, params.tenantSlug);
+        const tenant = await tenantBySlug(deps.db, params.tenantSlug);
         const { nonce, expiresAt } = await nonces.issue(tenant.id);
         return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge: 'passive' } };
       },

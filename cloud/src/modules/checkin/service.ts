@@ -7,22 +7,11 @@ import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
 import type { RequestMeta } from '../../http/request-context.js';
-import { tenantSettingsOf } from '../tenants/settings.js';
 import { recordCheckin } from './record.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'cipher' | 'config'>;
 
 const qrContext = (tenantId: string, identityId: string) => `qr-token:${tenantId}:${identityId}`;
-
-/** The active tenant of a public path, with its effective settings (one read). */
-export async function tenantBySlug(deps: Pick<AppDeps, 'db'>, slug: string) {
-  const tenant = await deps.db.prisma.tenant.findUnique({
-    where: { slug },
-    select: { id: true, status: true, settings: true },
-  });
-  if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
-  return { id: tenant.id, settings: tenantSettingsOf(tenant.settings) };
-}
 
 export function createCheckinService(deps: Deps) {
   const { prisma } = deps.db;

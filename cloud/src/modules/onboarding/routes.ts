@@ -150,13 +150,7 @@ export function onboardingRoutes(deps: AppDeps) {
       ],
       handler: async ({ actor, body, req, res }) => ({
         status: 200,
-        body: await onboarding.enroll(
-          actor.kind === 'apiKey'
-            ? { kind: 'apiKey', tenantId: actor.tenantId, keyId: actor.keyId }
-            : { kind: 'public' },
-          body,
-          requestMeta(req, res).ip,
-        ),
+        body: await onboarding.enroll(actor, body, requestMeta(req, res).ip),
       }),
     }),
   ];

@@ -11,10 +11,12 @@ import type {
   VerifyTokenResult,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
+import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
-import { createRateLimiter, rateLimited, type RateLimitRule } from '../../http/rate-limit.js';
-import { newId } from '../../infra/db/index.js';
-import { recordAudit } from '../audit/record.js';
+import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
+import { isUniqueViolation, newId } from '../../infra/db/index.js';
+import { auditActorOf, recordAudit } from '../audit/record.js';
+import { tenantBySlug } from '../tenants/service.js';
 import { createIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
 import { newPersonRow, toPersonWire } from '../persons/wire.js';
@@ -28,9 +30,7 @@ export const PUBLIC_LIMITS = {
   enroll: { limit: 30, windowMs: 10 * 60_000 },
 } satisfies Record<string, RateLimitRule>;
 
-export type EnrollCaller = { kind: 'apiKey'; tenantId: string; keyId: string } | { kind: 'public' };
-
-const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
+export type EnrollCaller = ActorOf<'apiKey'> | ActorOf<'public'>;
 
 export function createOnboardingService(
   deps: Pick<
@@ -42,10 +42,8 @@ export function createOnboardingService(
   const enrollment = createEnrollment(deps);
   const limiter = createRateLimiter(deps.db, deps.clock);
 
-  async function limit(kind: keyof typeof PUBLIC_LIMITS, ip: string | null) {
-    const state = await limiter.consume(`onboarding:${kind}:${ip ?? 'unknown'}`, PUBLIC_LIMITS[kind]);
-    if (!state.allowed) throw rateLimited(state.retryAfterSeconds);
-  }
+  const limit = (kind: keyof typeof PUBLIC_LIMITS, ip: string | null) =>
+    limiter.enforce(`onboarding:${kind}:${ip ?? 'unknown'}`, PUBLIC_LIMITS[kind]);
 
   return {
     health(): { status: number; body: OnboardingHealth } {
@@ -110,8 +108,7 @@ export function createOnboardingService(
 
     async register(input: RegisterRequest, ip: string | null): Promise<RegisterResult> {
       await limit('register', ip);
-      const tenant = await prisma.tenant.findUnique({ where: { slug: input.tenantSlug } });
-      if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
+      const tenant = await tenantBySlug(deps.db, input.tenantSlug);
       const now = deps.clock.now();
       return prisma.$transaction(async (tx) => {
         const person = await tx.person.create({
@@ -183,8 +180,7 @@ export function createOnboardingService(
           await stored.write(tx);
           await recordAudit(tx, {
             tenantId,
-            actorType: caller.kind,
-            actorId: caller.kind === 'apiKey' ? caller.keyId : null,
+            ...auditActorOf(caller),
             action: person.enrolledAt ? 'person.reenrolled' : 'person.enrolled',
             targetType: 'person',
             targetId: person.id,

@@ -18,7 +18,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { toFieldErrors } from '../../http/route.js';
-import { newId, type Tx } from '../../infra/db/index.js';
+import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
 
 import { recordAudit } from '../audit/record.js';
 import { revokeIdentities } from '../identities/service.js';
@@ -38,8 +38,6 @@ type Deps = Pick<
   AppDeps,
   'db' | 'clock' | 'cipher' | 'config' | 'mailer' | 'outbox' | 'gallery' | 'logger' | 'images'
 >;
-
-const isUniqueViolation = (error: unknown) => (error as { code?: string } | null)?.code === 'P2002';
 
 const externalIdTaken = () =>
   new AppError(409, 'conflict', 'Another person of this tenant already has this externalId');

@@ -17,6 +17,16 @@ export async function getTenantSettings(db: Db, tenantId: string): Promise<Tenan
   return tenantSettingsOf(tenant.settings);
 }
 
+/** The active tenant of a public path, with its effective settings (one read). */
+export async function tenantBySlug(db: Db, slug: string) {
+  const tenant = await db.prisma.tenant.findUnique({
+    where: { slug },
+    select: { id: true, status: true, settings: true },
+  });
+  if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
+  return { id: tenant.id, settings: tenantSettingsOf(tenant.settings) };
+}
+
 export interface TenantContext {
   actor: { tenantId: string; userId?: string; kind: AuditEntry['actorType'] };
   ip: string | null;
