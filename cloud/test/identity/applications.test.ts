@@ -1,8 +1,6 @@
 // Contract 4.2 and 5 rule 3: applications and API keys (admin session only), integrator authentication.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/infra/db/index.js';
-import { hashPassword } from '../../src/modules/auth/passwords.js';
-import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from '../support/identity.js';
+import { adminOf, bearer, loggedInUser, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('applications and API keys', () => {
   let app: IdentityApp;
@@ -106,18 +104,8 @@ describe('applications and API keys', () => {
 
   it('refuses operators (not owner/admin) with 403 forbidden', async () => {
     const a = await adminOf(app);
-    const email = `op@${a.tenant.slug}.example.com`;
-    await app.deps.db.prisma.user.create({
-      data: {
-        id: newId(),
-        tenantId: a.tenant.tenantId,
-        email,
-        passwordHash: await hashPassword(PASSWORD),
-        role: 'operator',
-      },
-    });
-    const op = await login(app, email);
-    const res = await app.request('GET', '/v1/applications', { headers: bearer(op.token) });
+    const op = await loggedInUser(app, a.tenant.tenantId, 'operator', `op@${a.tenant.slug}.example.com`);
+    const res = await app.request('GET', '/v1/applications', { headers: op });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('forbidden');
   });

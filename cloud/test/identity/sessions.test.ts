@@ -3,11 +3,11 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { clearedRefreshCookie, readRefreshCookie, refreshCookie } from '../../src/modules/auth/cookie.js';
-import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { signAdminToken } from '../../src/modules/auth/tokens.js';
 import {
   adminOf,
   bearer,
+  loggedInUser,
   login,
   newTenant,
   PASSWORD,
@@ -237,17 +237,13 @@ describe('access tokens', () => {
       url: expect.stringMatching(/\/admin$/),
     });
 
-    await app.deps.db.prisma.user.create({
-      data: {
-        id: newId(),
-        tenantId: a.tenant.tenantId,
-        email: `operator@${a.tenant.slug}.example.com`,
-        passwordHash: await hashPassword(PASSWORD),
-        role: 'operator',
-      },
-    });
-    const op = await login(app, `operator@${a.tenant.slug}.example.com`);
-    const operator = await app.request('GET', '/v1/auth/products', { headers: bearer(op.token) });
+    const op = await loggedInUser(
+      app,
+      a.tenant.tenantId,
+      'operator',
+      `operator@${a.tenant.slug}.example.com`,
+    );
+    const operator = await app.request('GET', '/v1/auth/products', { headers: op });
     expect(operator.body.items.map((p: { id: string }) => p.id)).toEqual(['admin-console', 'checkin-kiosk']);
   });
 });

@@ -2,12 +2,11 @@
 import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
-import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { getTenantSettings } from '../../src/modules/tenants/service.js';
 import { tenantSettingsOf } from '../../src/modules/tenants/settings.js';
 import { checkWebhookUrl } from '../../src/modules/tenants/webhook-url.js';
 import { isPrivateAddress } from '../../src/modules/webhooks/address-policy.js';
-import { adminOf, bearer, login, PASSWORD, startApp, type IdentityApp } from '../support/identity.js';
+import { adminOf, bearer, loggedInUser, startApp, type IdentityApp } from '../support/identity.js';
 
 describe('tenant and settings', () => {
   let app: IdentityApp;
@@ -166,17 +165,7 @@ describe('tenant and settings', () => {
 
   it('operators and API keys may read but not change the tenant (403)', async () => {
     const a = await adminOf(app);
-    const email = `op@${a.tenant.slug}.example.com`;
-    await app.deps.db.prisma.user.create({
-      data: {
-        id: newId(),
-        tenantId: a.tenant.tenantId,
-        email,
-        passwordHash: await hashPassword(PASSWORD),
-        role: 'operator',
-      },
-    });
-    const op = bearer((await login(app, email)).token);
+    const op = await loggedInUser(app, a.tenant.tenantId, 'operator', `op@${a.tenant.slug}.example.com`);
     const key = bearer(
       (await app.request('POST', '/v1/applications', { headers: a.headers, body: { name: 'k' } })).body.apiKey
         .key,

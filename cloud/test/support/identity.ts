@@ -1,5 +1,7 @@
 // Shared set-up of the identity tests: an app with a movable clock, tenants with an owner, logins.
 import { generate } from 'otplib';
+import { newId } from '../../src/infra/db/index.js';
+import { hashPassword } from '../../src/modules/auth/passwords.js';
 import { provisionTenant } from '../../src/modules/tenants/provision.js';
 import { createTestApp, type TestApp, type TestResponse } from './app.js';
 
@@ -63,4 +65,19 @@ export async function adminOf(app: TestApp) {
 
 export function totp(secret: string, at: Date): Promise<string> {
   return generate({ secret, epoch: Math.floor(at.getTime() / 1000) });
+}
+
+/** A second user of `tenantId` with `role`, logged in: its bearer headers. */
+export async function loggedInUser(
+  app: TestApp,
+  tenantId: string,
+  role: 'operator' | 'admin',
+  email: string,
+) {
+  await app.deps.db.prisma.user.create({
+    data: { id: newId(), tenantId, email, passwordHash: await hashPassword(PASSWORD), role },
+  });
+  const { token } = await login(app, email);
+  if (!token) throw new Error('login failed in set-up');
+  return bearer(token);
 }
