@@ -95,6 +95,14 @@ function wrap(
   };
 }
 
+/** A running engine's own view of itself, in the service's terms. */
+function statusOf(engine: FaceEngine): FaceServiceStatus {
+  const s = engine.status();
+  return s.ready
+    ? { state: 'ready', modelId: s.modelId, workers: s.workers }
+    : { state: 'unavailable', modelId: s.modelId, workers: s.workers, reason: s.reason ?? 'not ready' };
+}
+
 /** Starts an engine in the background (the runtime's one per process). */
 export function startFaceService(options: {
   workers?: number;
@@ -122,13 +130,7 @@ export function startFaceService(options: {
   );
   return wrap(
     () => engine,
-    () => {
-      if (status.state !== 'ready' || !engine) return status;
-      const s = engine.status();
-      return s.ready
-        ? { state: 'ready', modelId: s.modelId, workers: s.workers }
-        : { state: 'unavailable', modelId: s.modelId, workers: s.workers, reason: s.reason ?? 'not ready' };
-    },
+    () => (status.state === 'ready' && engine ? statusOf(engine) : status),
     started,
     async () => {
       closed = true;
@@ -143,12 +145,7 @@ export function startFaceService(options: {
 export function faceServiceOf(engine: FaceEngine): FaceService {
   return wrap(
     () => engine,
-    () => {
-      const s = engine.status();
-      return s.ready
-        ? { state: 'ready', modelId: s.modelId, workers: s.workers }
-        : { state: 'unavailable', modelId: s.modelId, workers: s.workers, reason: s.reason ?? 'not ready' };
-    },
+    () => statusOf(engine),
     Promise.resolve(),
     async () => {},
   );

@@ -89,6 +89,25 @@ export function createAuthService(
     return issued;
   }
 
+  /** The token answer of a login or refresh: a fresh access token of session `familyId`, and the profile. */
+  async function tokensFor(
+    user: User & { tenant: Tenant },
+    familyId: string,
+    now: Date,
+  ): Promise<TokenResponse> {
+    const accessToken = await signAdminToken(
+      deps.secrets.jwtKey,
+      { sub: user.id, tid: user.tenantId, role: user.role, sid: familyId },
+      now,
+    );
+    return {
+      accessToken,
+      tokenType: 'Bearer',
+      expiresIn: ACCESS_TOKEN_TTL_SECONDS,
+      user: await profile(user),
+    };
+  }
+
   /** A new refresh-token family plus its first access token; written inside the caller's transaction. */
   async function startSession(
     tx: Tx,
@@ -116,21 +135,7 @@ export function createAuthService(
       data: { lastLoginAt: now, failedLogins: 0, lockedUntil: null },
       include: { tenant: true },
     });
-    const accessToken = await signAdminToken(
-      deps.secrets.jwtKey,
-      { sub: user.id, tid: user.tenantId, role: user.role, sid: familyId },
-      now,
-    );
-    return {
-      tokens: {
-        accessToken,
-        tokenType: 'Bearer',
-        expiresIn: ACCESS_TOKEN_TTL_SECONDS,
-        user: await profile(updated),
-      },
-      refreshToken,
-      refreshExpiresAt,
-    };
+    return { tokens: await tokensFor(updated, familyId, now), refreshToken, refreshExpiresAt };
   }
 
   async function login(input: { email: string; password: string }, meta: RequestMeta): Promise<LoginOutcome> {
@@ -286,19 +291,8 @@ export function createAuthService(
       );
     }
     if (result === 'suspended') throw invalidToken('The tenant is suspended');
-    const user = current.user;
-    const accessToken = await signAdminToken(
-      deps.secrets.jwtKey,
-      { sub: user.id, tid: user.tenantId, role: user.role, sid: current.familyId },
-      now,
-    );
     return {
-      tokens: {
-        accessToken,
-        tokenType: 'Bearer',
-        expiresIn: ACCESS_TOKEN_TTL_SECONDS,
-        user: await profile(user),
-      },
+      tokens: await tokensFor(current.user, current.familyId, now),
       refreshToken: result,
       refreshExpiresAt: current.expiresAt,
     };
