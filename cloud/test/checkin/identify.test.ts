@@ -158,5 +158,11 @@ describe.skipIf(!existsSync(FACES))(`identify by face (real photos from ${FACES}
       'unsupported_image',
     );
     expect((await identify({ frame: 42 })).body.code).toBe('validation_failed');
+    const unknownEvent = await identify({
+      frame: await photo('bbt/amy/amy4.png'),
+      eventId: '01a20000-0000-7000-8000-000000000000',
+    });
+    expect(unknownEvent.status).toBe(404);
+    expect(unknownEvent.body.code).toBe('not_found');
   });
 });

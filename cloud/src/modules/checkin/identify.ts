@@ -9,7 +9,7 @@ import { frameBytes } from '../../infra/face.js';
 
 import type { RequestMeta } from '../../http/request-context.js';
 import type { NonceService } from './nonces.js';
-import { recordCheckin } from './record.js';
+import { loadEvent, recordCheckin } from './record.js';
 import { tenantBySlug } from '../tenants/service.js';
 
 /** Per tenant, across all its kiosks and integrations. */
@@ -51,6 +51,8 @@ export function createIdentify(
         'This tenant requires liveness: send the nonce of a fresh challenge',
       );
     }
+    // A wrong event is the caller's mistake: refuse it before the nonce is spent and the face work.
+    const event = await loadEvent(deps.db, tenant.id, input.eventId);
     if (input.nonce) await nonces.consume(tenant.id, input.nonce);
 
     const analysis = await deps.face.analyze(input.frame, { liveness: settings.requireLiveness });
@@ -73,7 +75,7 @@ export function createIdentify(
         method: 'facial',
         verdict,
         personId: verdict === 'recognised' ? best!.personId : null,
-        eventId: input.eventId,
+        event,
         deviceId: input.deviceId,
         location: input.location,
         score: best ? round(best.score) : null,

@@ -21,6 +21,8 @@ export interface CheckinAttempt {
   personId: string | null;
   identityId?: string | null;
   eventId?: string | undefined;
+  /** The event already loaded with `loadEvent` (callers that check it before expensive work). */
+  event?: EventRow | null;
   deviceId?: string | undefined;
   location?: { lat: number; lng: number } | undefined;
   score?: number | null;
@@ -43,20 +45,26 @@ const EVENT_FIELDS = {
   geofenceRadiusM: true,
 } as const;
 
+/** The event a check-in names (404 when it is not the tenant's), or null when it names none. */
+export async function loadEvent(
+  db: Pick<AppDeps['db'], 'prisma'>,
+  tenantId: string,
+  eventId: string | undefined,
+): Promise<EventRow | null> {
+  if (!eventId) return null;
+  const event = await db.prisma.event.findFirst({ where: { id: eventId, tenantId }, select: EVENT_FIELDS });
+  if (!event) throw notFound('Event');
+  return event;
+}
+
 export async function recordCheckin(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox'>,
   attempt: CheckinAttempt,
 ): Promise<CheckinResult> {
   const { prisma } = deps.db;
   const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
-  let event: EventRow | null = null;
-  if (attempt.eventId) {
-    event = await prisma.event.findFirst({
-      where: { id: attempt.eventId, tenantId: attempt.tenantId },
-      select: EVENT_FIELDS,
-    });
-    if (!event) throw notFound('Event');
-  }
+  const event =
+    attempt.event !== undefined ? attempt.event : await loadEvent(deps.db, attempt.tenantId, attempt.eventId);
   const person = attempt.personId
     ? await prisma.person.findFirst({
         where: { id: attempt.personId, tenantId: attempt.tenantId },
