@@ -225,6 +225,8 @@ async function main() {
           ? await Promise.all(Array.from({ length: REQUESTS }, challenge))
           : Array.from({ length: REQUESTS }, () => undefined);
         const addresses = Array.from({ length: REQUESTS }, kioskAddress);
+        const cpuBefore = process.cpuUsage();
+        const loopBefore = performance.eventLoopUtilization();
         const { results, seconds } = await runLoad({
           url: server.url,
           slug: tenant.slug,
@@ -240,6 +242,14 @@ async function main() {
         console.log(
           `  concurrency ${String(concurrency).padStart(2)}: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms, ` +
             `${fmt(REQUESTS / seconds)} identifications/s, ${results.filter((r) => r.ok).length}/${REQUESTS} recognised correctly`,
+        );
+        // Where the time goes: CPU of the whole process (face workers, server, broker, receiver and the
+        // load generator) and the server's event loop (HTTP, database, search) per identification.
+        const cpu = process.cpuUsage(cpuBefore);
+        const loop = performance.eventLoopUtilization(loopBefore);
+        console.log(
+          `                  CPU per identification ${fmt((cpu.user + cpu.system) / 1000 / REQUESTS)} ms (whole process), ` +
+            `server event loop busy ${fmt(loop.active / REQUESTS)} ms`,
         );
       }
 

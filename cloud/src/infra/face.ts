@@ -8,6 +8,8 @@ import {
   type AnalyzeOptions,
   type FaceAnalysis,
   type FaceEngine,
+  type FaceProbe,
+  type ProbeOptions,
 } from '@portico/face-engine';
 import { AppError } from '../http/errors.js';
 import type { Logger } from './logger.js';
@@ -29,6 +31,8 @@ export interface FaceService {
    * `unsupported_image`, `no_face_detected`; 413 `image_too_large`; 503 `engine_unavailable`.
    */
   analyze(frame: string, options?: AnalyzeOptions): Promise<FaceAnalysis>;
+  /** The embedding (and passive liveness score) only, for identification; same errors as `analyze`. */
+  probe(frame: string, options?: ProbeOptions): Promise<FaceProbe>;
   close(): Promise<void>;
 }
 
@@ -65,32 +69,34 @@ function wrap(
   close: () => Promise<void>,
   logger?: Logger,
 ): FaceService {
+  async function guarded<T>(run: (engine: FaceEngine) => Promise<T>): Promise<T> {
+    const current = engine();
+    const status = state();
+    if (!current || status.state !== 'ready') {
+      throw new AppError(
+        503,
+        'engine_unavailable',
+        `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(),
+        {
+          headers: { 'Retry-After': '30' },
+        },
+      );
+    }
+    try {
+      return await run(current);
+    } catch (error) {
+      const mapped = faceErrorToAppError(error);
+      if (mapped.status >= 500)
+        logger?.error({ code: isFaceEngineError(error) ? error.code : 'unknown' }, 'face engine failure');
+      throw mapped;
+    }
+  }
   return {
     modelId: EMBEDDING_MODEL_ID,
     status: state,
     started: () => started,
-    async analyze(frame, options) {
-      const current = engine();
-      const status = state();
-      if (!current || status.state !== 'ready') {
-        throw new AppError(
-          503,
-          'engine_unavailable',
-          `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(),
-          {
-            headers: { 'Retry-After': '30' },
-          },
-        );
-      }
-      try {
-        return await current.analyze(frame, options);
-      } catch (error) {
-        const mapped = faceErrorToAppError(error);
-        if (mapped.status >= 500)
-          logger?.error({ code: isFaceEngineError(error) ? error.code : 'unknown' }, 'face engine failure');
-        return Promise.reject(mapped);
-      }
-    },
+    analyze: (frame, options) => guarded((e) => e.analyze(frame, options)),
+    probe: (frame, options) => guarded((e) => e.probe(frame, options)),
     close,
   };
 }

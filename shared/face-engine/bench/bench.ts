@@ -14,7 +14,7 @@ import { fetchPinnedFiles } from '../src/models/fetch.js';
 import { FIXTURE_SOURCE, FIXTURES } from '../src/models/manifest.js';
 import { fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
-import type { StageTimings } from '../src/types.js';
+import type { ProbeTimings, StageTimings } from '../src/types.js';
 
 const quick = process.argv.includes('--quick');
 const ms = (x: number): string => x.toFixed(2).padStart(8);
@@ -31,31 +31,30 @@ async function stages(jpeg: Buffer): Promise<void> {
   const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), {
     limits: DEFAULT_LIMITS,
   });
-  for (const liveness of [false, true]) {
-    for (let i = 0; i < 10; i++) await analyzer.analyze(jpeg, { liveness });
-    const runs: StageTimings[] = [];
+  // analyze (enrollment: everything) without and with liveness; probe (identification: embedding and
+  // passive liveness score, no quality or pose models).
+  const variants = [
+    { label: '', run: () => analyzer.analyze(jpeg) },
+    { label: ', with liveness', run: () => analyzer.analyze(jpeg, { liveness: true }) },
+    { label: ', probe (identify) with liveness', run: () => analyzer.probe(jpeg, { liveness: true }) },
+  ];
+  for (const { label, run } of variants) {
+    for (let i = 0; i < 10; i++) await run();
+    const runs: ProbeTimings[] = [];
     const cpu: number[] = [];
     for (let i = 0; i < (quick ? 30 : 100); i++) {
       const before = process.cpuUsage();
-      runs.push((await analyzer.analyze(jpeg, { liveness })).timings);
+      runs.push((await run()).timings);
       cpu.push(cpuMs(process.cpuUsage(before)));
     }
-    console.log(
-      `\nchain on one 640x480 JPEG, one thread, ${runs.length} runs${liveness ? ', with liveness' : ''}`,
-    );
+    console.log(`\nchain on one 640x480 JPEG, one thread, ${runs.length} runs${label}`);
     console.log('  stage           p50 ms   p95 ms');
-    const keys = [
-      'decode',
-      'detect',
-      'landmarks',
-      'align',
-      'embed',
-      'quality',
-      ...(liveness ? ['liveness'] : []),
-      'total',
-    ];
-    for (const key of keys as Array<keyof StageTimings>) {
-      const values = runs.map((t) => t[key] ?? 0);
+    const keys = ['decode', 'detect', 'landmarks', 'align', 'embed', 'quality', 'liveness', 'total'] as const;
+    for (const key of keys) {
+      const values = runs
+        .map((t) => (t as Partial<StageTimings>)[key])
+        .filter((v): v is number => v !== undefined);
+      if (values.length === 0) continue;
       console.log(`  ${key.padEnd(12)} ${ms(percentile(values, 50))} ${ms(percentile(values, 95))}`);
     }
     console.log(

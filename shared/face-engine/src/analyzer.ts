@@ -31,8 +31,10 @@ import type {
   DetectedFace,
   EyeState,
   FaceAnalysis,
+  FaceProbe,
   HeadPose,
   LivenessSignals,
+  ProbeOptions,
 } from './types.js';
 
 export interface AnalyzerOptions {
@@ -232,7 +234,11 @@ export class Analyzer {
     return softmax(out)[0]!;
   }
 
-  async analyze(frame: string | Uint8Array, options: AnalyzeOptions = {}): Promise<FaceAnalysis> {
+  /**
+   * Decode -> detect -> landmarks -> align -> embed: what every analysis needs, with the primary
+   * face and the other faces in original-image pixels.
+   */
+  private async embedPrimary(frame: string | Uint8Array): Promise<EmbeddedFace> {
     const t0 = performance.now();
     const decoded = await decodeFrame(frame, this.options.limits);
     const raster: Raster = { data: decoded.rgb, width: decoded.rgbWidth, height: decoded.rgbHeight };
@@ -267,8 +273,47 @@ export class Analyzer {
     const embedding = l2normalise(sum);
     const t5 = performance.now();
 
+    const k = decoded.scale;
+    // Reported boxes are clipped to the image; internally the detector's unclipped box is used.
+    const toOriginal = (f: DetectedFace): DetectedFace => {
+      const x1 = Math.max(f.box.x, 0) * k;
+      const y1 = Math.max(f.box.y, 0) * k;
+      const x2 = Math.min(f.box.x + f.box.width, raster.width) * k;
+      const y2 = Math.min(f.box.y + f.box.height, raster.height) * k;
+      return { box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score: f.score };
+    };
+    const scalePoint = (p: Point): Point => ({ x: p.x * k, y: p.y * k });
+    return {
+      raster,
+      primary,
+      lm68,
+      aligned,
+      interocular: Math.hypot(five[1]!.x - five[0]!.x, five[1]!.y - five[0]!.y) * k,
+      started: t0,
+      result: {
+        image: { width: decoded.width, height: decoded.height, format: decoded.format },
+        face: { ...toOriginal(primary), landmarks: five.map(scalePoint), landmarks68: lm68.map(scalePoint) },
+        otherFaces: faces.filter((_, i) => i !== primaryIndex).map(toOriginal),
+        embedding,
+        modelId: EMBEDDING_MODEL_ID,
+        timings: {
+          decode: t1 - t0,
+          detect: t2 - t1,
+          landmarks: t3 - t2,
+          align: t4 - t3,
+          embed: t5 - t4,
+          total: t5 - t0,
+        },
+      },
+    };
+  }
+
+  /** Everything: the embedding, quality (with head pose) and, if asked, the liveness signals (enrollment). */
+  async analyze(frame: string | Uint8Array, options: AnalyzeOptions = {}): Promise<FaceAnalysis> {
+    const { raster, primary, lm68, aligned, interocular, started, result } = await this.embedPrimary(frame);
+    const t5 = performance.now();
     const pose = await this.pose(raster, primary.box);
-    const interocular = Math.hypot(five[1]!.x - five[0]!.x, five[1]!.y - five[0]!.y) * decoded.scale;
+    const { width: FW, height: FH } = MODELS.feature.input;
     const factors = qualityFactors({
       alignedLuma: lumaFromTensor(aligned, FW * FH, MODELS.feature.input),
       detectorScore: primary.score,
@@ -283,39 +328,49 @@ export class Analyzer {
       liveness = { score, eyes: await this.eyes(raster, lm68), pose };
     }
     const t7 = performance.now();
-
-    const k = decoded.scale;
-    // Reported boxes are clipped to the image; internally the detector's unclipped box is used.
-    const toOriginal = (f: DetectedFace): DetectedFace => {
-      const x1 = Math.max(f.box.x, 0) * k;
-      const y1 = Math.max(f.box.y, 0) * k;
-      const x2 = Math.min(f.box.x + f.box.width, raster.width) * k;
-      const y2 = Math.min(f.box.y + f.box.height, raster.height) * k;
-      return { box: { x: x1, y: y1, width: x2 - x1, height: y2 - y1 }, score: f.score };
-    };
-    const scalePoint = (p: Point): Point => ({ x: p.x * k, y: p.y * k });
     return {
-      image: { width: decoded.width, height: decoded.height, format: decoded.format },
-      face: { ...toOriginal(primary), landmarks: five.map(scalePoint), landmarks68: lm68.map(scalePoint) },
-      otherFaces: faces.filter((_, i) => i !== primaryIndex).map(toOriginal),
-      embedding,
-      modelId: EMBEDDING_MODEL_ID,
+      ...result,
       quality: combineQuality(factors),
       qualityFactors: factors,
       pose,
       ...(liveness ? { liveness } : {}),
       timings: {
-        decode: t1 - t0,
-        detect: t2 - t1,
-        landmarks: t3 - t2,
-        align: t4 - t3,
-        embed: t5 - t4,
+        ...result.timings,
         quality: t6 - t5,
         ...(liveness ? { liveness: t7 - t6 } : {}),
-        total: t7 - t0,
+        total: t7 - started,
       },
     };
   }
+
+  /**
+   * What identification needs: the embedding and, if asked, the passive liveness score. Skips the
+   * quality measures, the head-pose model and the eye models.
+   */
+  async probe(frame: string | Uint8Array, options: ProbeOptions = {}): Promise<FaceProbe> {
+    const { raster, primary, started, result } = await this.embedPrimary(frame);
+    if (!options.liveness) return result;
+    const t5 = performance.now();
+    const score = await this.liveness(raster, primary.box);
+    const t6 = performance.now();
+    return {
+      ...result,
+      liveness: { score },
+      timings: { ...result.timings, liveness: t6 - t5, total: t6 - started },
+    };
+  }
+}
+
+interface EmbeddedFace {
+  readonly raster: Raster;
+  /** The primary face in raster pixels, as detected (unclipped). */
+  readonly primary: DetectedFace;
+  readonly lm68: readonly Point[];
+  readonly aligned: Float32Array;
+  /** Distance between the eye centres, original pixels. */
+  readonly interocular: number;
+  readonly started: number;
+  readonly result: Omit<FaceProbe, 'liveness'>;
 }
 
 /** Output class of fr_eye that means "open" (checked on open-eyed and closed-eyed real photos). */

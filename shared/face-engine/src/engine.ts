@@ -6,7 +6,7 @@ import { EMBEDDING_MODEL_ID } from './models/manifest.js';
 import { resolveModelDir } from './models/model-dir.js';
 import { loadVerifiedModels } from './models/model-store.js';
 import { WorkerPool } from './pool.js';
-import type { AnalyzeOptions, FaceAnalysis } from './types.js';
+import type { AnalyzeOptions, FaceAnalysis, FaceProbe, ProbeOptions } from './types.js';
 
 export interface FaceEngineOptions {
   /** Directory holding the model files; default PORTICO_MODEL_DIR, else `.models/` at the workspace root. */
@@ -25,7 +25,10 @@ export interface FaceEngineStatus {
 
 export interface FaceEngine {
   readonly modelId: string;
+  /** Everything about the primary face: embedding, quality, head pose (+ liveness signals). Enrollment. */
   analyze(frame: string | Buffer | Uint8Array, options?: AnalyzeOptions): Promise<FaceAnalysis>;
+  /** The embedding (+ passive liveness score) only: identification, without the quality models. */
+  probe(frame: string | Buffer | Uint8Array, options?: ProbeOptions): Promise<FaceProbe>;
   status(): FaceEngineStatus;
   close(): Promise<void>;
 }
@@ -45,7 +48,11 @@ export async function createFaceEngine(options: FaceEngineOptions = {}): Promise
     modelId: EMBEDDING_MODEL_ID,
     analyze(frame, analyzeOptions = {}) {
       if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-      return pool.run(frame, analyzeOptions);
+      return pool.run(frame, { kind: 'analyze', options: analyzeOptions });
+    },
+    probe(frame, probeOptions = {}) {
+      if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
+      return pool.run(frame, { kind: 'probe', options: probeOptions });
     },
     status() {
       if (closed) return { ready: false, workers: 0, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };

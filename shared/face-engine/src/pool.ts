@@ -6,16 +6,21 @@ import { Worker } from 'node:worker_threads';
 import type { DecodeLimits } from './decode.js';
 import { FaceEngineError, type FaceEngineErrorCode } from './errors.js';
 import type { ModelName } from './models/manifest.js';
-import type { AnalyzeOptions, FaceAnalysis } from './types.js';
+import type { AnalyzeOptions, FaceAnalysis, FaceProbe, ProbeOptions } from './types.js';
+
+/** What a worker is asked to do with a frame: `Analyzer.analyze` or `Analyzer.probe`. */
+export type WorkerTask =
+  | { readonly kind: 'analyze'; readonly options: AnalyzeOptions }
+  | { readonly kind: 'probe'; readonly options: ProbeOptions };
 
 export interface WorkerRequest {
   readonly id: number;
   readonly frame: string | Uint8Array;
-  readonly options: AnalyzeOptions;
+  readonly task: WorkerTask;
 }
 
 export type WorkerReply =
-  | { readonly id: number; readonly ok: true; readonly result: FaceAnalysis }
+  | { readonly id: number; readonly ok: true; readonly result: FaceProbe }
   | {
       readonly id: number;
       readonly ok: false;
@@ -27,7 +32,7 @@ type StartupReply = { readonly ready: true } | { readonly ready: false; readonly
 interface Job {
   readonly request: WorkerRequest;
   readonly transfer: ArrayBuffer[];
-  readonly resolve: (result: FaceAnalysis) => void;
+  readonly resolve: (result: FaceProbe) => void;
   readonly reject: (error: Error) => void;
 }
 
@@ -97,13 +102,15 @@ export class WorkerPool {
     });
   }
 
-  run(frame: string | Uint8Array, options: AnalyzeOptions): Promise<FaceAnalysis> {
+  run(frame: string | Uint8Array, task: { kind: 'analyze'; options: AnalyzeOptions }): Promise<FaceAnalysis>;
+  run(frame: string | Uint8Array, task: { kind: 'probe'; options: ProbeOptions }): Promise<FaceProbe>;
+  run(frame: string | Uint8Array, task: WorkerTask): Promise<FaceProbe> {
     if (this.closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
     // Copy a caller's Buffer into a fresh, transferable buffer: Buffers may share a pooled slab.
     const payload = typeof frame === 'string' ? frame : new Uint8Array(frame);
     const transfer = typeof payload === 'string' ? [] : [payload.buffer as ArrayBuffer];
     return new Promise((resolve, reject) => {
-      this.queue.push({ request: { id: this.nextId++, frame: payload, options }, transfer, resolve, reject });
+      this.queue.push({ request: { id: this.nextId++, frame: payload, task }, transfer, resolve, reject });
       this.pump();
     });
   }

@@ -54,32 +54,49 @@ export interface LivenessSignals {
   readonly pose: HeadPose;
 }
 
-export interface StageTimings {
+/** Milliseconds spent in each stage inside the worker. */
+export interface ProbeTimings {
   readonly decode: number;
   readonly detect: number;
   readonly landmarks: number;
   readonly align: number;
   readonly embed: number;
-  readonly quality: number;
   readonly liveness?: number;
   readonly total: number;
 }
 
-export interface FaceAnalysis {
+export interface StageTimings extends ProbeTimings {
+  readonly quality: number;
+}
+
+/** What identification needs (`FaceEngine.probe`): the primary face and its embedding. */
+export interface FaceProbe {
   readonly image: { readonly width: number; readonly height: number; readonly format: 'jpeg' | 'png' };
   readonly face: PrimaryFace;
   readonly otherFaces: readonly DetectedFace[];
   /** 512-d, L2-normalised; only comparable with embeddings of the same `modelId`. */
   readonly embedding: Float32Array;
   readonly modelId: string;
+  /** The passive anti-spoof score, when asked for. */
+  readonly liveness?: { readonly score: number };
+  readonly timings: ProbeTimings;
+}
+
+/** Everything about the primary face (`FaceEngine.analyze`, used for enrollment). */
+export interface FaceAnalysis extends FaceProbe {
   readonly quality: number;
   readonly qualityFactors: QualityFactors;
   readonly pose: HeadPose;
   readonly liveness?: LivenessSignals;
-  /** Milliseconds spent in each stage inside the worker. */
   readonly timings: StageTimings;
 }
 
 export interface AnalyzeOptions {
+  /** Also the passive liveness score, eye state and head pose (for a challenge). */
+  readonly liveness?: boolean;
+}
+
+export interface ProbeOptions {
+  /** Also the passive liveness score. */
   readonly liveness?: boolean;
 }

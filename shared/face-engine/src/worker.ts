@@ -18,7 +18,10 @@ const init = workerData as WorkerInit;
 try {
   const analyzer = await Analyzer.create(init.models, { limits: init.limits });
   port.on('message', (request: WorkerRequest) => {
-    analyzer.analyze(request.frame, request.options).then(
+    const { frame, task } = request;
+    const work =
+      task.kind === 'analyze' ? analyzer.analyze(frame, task.options) : analyzer.probe(frame, task.options);
+    work.then(
       (result) => {
         const reply: WorkerReply = { id: request.id, ok: true, result };
         port.postMessage(reply, [result.embedding.buffer as ArrayBuffer]);

@@ -172,6 +172,22 @@ describe('analyze on the registry group photos', () => {
     expect(plain.liveness).toBeUndefined();
   });
 
+  it('probes (identification) with the same face, embedding and liveness score, without the quality models', async () => {
+    for (const [name, full] of results) {
+      const probe = await engine.probe(photos.get(name)!, { liveness: true });
+      expect(probe.face.box, name).toEqual(full.face.box);
+      expect(probe.otherFaces.length, name).toBe(full.otherFaces.length);
+      expect(cosineSimilarity(probe.embedding, full.embedding), name).toBeGreaterThan(0.99999);
+      expect(probe.liveness!.score, name).toBeCloseTo(full.liveness!.score, 5);
+      expect(probe, name).not.toHaveProperty('quality');
+      expect(probe, name).not.toHaveProperty('pose');
+      expect(probe.timings, name).not.toHaveProperty('quality');
+    }
+    const plain = await engine.probe(photos.get('sample3.jpg')!);
+    expect(plain.liveness).toBeUndefined();
+    expect(await codeOf(engine.probe(Buffer.from('GIF89a......')))).toBe('unsupported_image');
+  });
+
   it('reads open eyes as open on a frontal, open-eyed face (sample3)', () => {
     const { eyes } = results.get('sample3.jpg')!.liveness!;
     expect(eyes.leftOpen && eyes.rightOpen).toBe(true);

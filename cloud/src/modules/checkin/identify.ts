@@ -55,7 +55,7 @@ export function createIdentify(
     const event = await loadEvent(deps.db, tenant.id, input.eventId);
     if (input.nonce) await nonces.consume(tenant.id, input.nonce);
 
-    const analysis = await deps.face.analyze(input.frame, { liveness: settings.requireLiveness });
+    const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
     const livenessScore = analysis.liveness?.score ?? null;
     let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
     let best: { personId: string; score: number } | undefined;

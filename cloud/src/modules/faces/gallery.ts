@@ -1,11 +1,12 @@
 // Per-tenant face gallery: an in-memory FaceIndex of the tenant's enrolled templates (decrypted from
 // FaceTemplate rows on first use), searched 1:N by enrollment (duplicate check) and check-in.
 //
-// Coherence across API processes, at two indexed queries per search whatever the gallery size:
+// Coherence across API processes, at two indexed queries per search (three when templates are new) whatever the gallery size:
 // - new templates: each search first reads the tenant's templates created since its previous read
 //   (index on tenant_id, created_at), minus an overlap of SKEW_MS for clock skew between API processes
 //   and for transactions that commit a little after they stamped the row; a re-enrollment is a new
-//   template row, so it arrives this way too;
+//   template row, so it arrives this way too. That read returns ids only; embeddings are fetched just
+//   for the templates not held yet (a third query, only when there are any);
 // - removed templates: the hits of a search are confirmed against the table before they are returned;
 //   a hit whose template is gone (person deleted or anonymised by any process) is dropped from memory
 //   and never returned, and the next best candidates stand in.
@@ -14,6 +15,7 @@ import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Clock } from '../../infra/clock.js';
 import type { Cipher } from '../../infra/crypto.js';
 import type { Database } from '../../infra/db/index.js';
+import { Prisma } from '../../generated/prisma/client.js';
 
 export interface GalleryHit {
   personId: string;
@@ -108,10 +110,20 @@ export function createFaceGallery(deps: {
     if (held) {
       const since = new Date(held.syncedAt.getTime() - SKEW_MS);
       held.syncedAt = deps.clock.now();
-      const fresh = await prisma.$queryRaw<TemplateRow[]>`
-        SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
+      // Ids first: the overlap re-reads rows already held (all of a bulk import, for SKEW_MS after it),
+      // and only templates not held yet are worth their 2 KB embedding.
+      const recent = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`
+        SELECT id, person_id FROM face_templates
          WHERE tenant_id = ${tenantId} AND model_id = ${deps.modelId} AND created_at > ${since}`;
-      for (const row of fresh) add(held, tenantId, row);
+      const unknown = recent
+        .filter((row) => held.templates.get(row.person_id) !== row.id)
+        .map((row) => row.id);
+      for (let i = 0; i < unknown.length; i += PAGE) {
+        const fresh = await prisma.$queryRaw<TemplateRow[]>`
+          SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
+           WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(unknown.slice(i, i + PAGE))})`;
+        for (const row of fresh) add(held, tenantId, row);
+      }
       return held;
     }
     let pending = loading.get(tenantId);
