@@ -123,30 +123,21 @@ export function createWebhookDispatcher(deps: {
     const now = deps.clock.now();
     const retryIn = RETRY_DELAYS_MS[row.attempts - 1];
     const outcome = ok ? 'delivered' : permanent || retryIn === undefined ? 'failed' : 'retry';
-    await prisma.$transaction(async (tx) => {
-      await tx.webhookAttempt.create({
-        data: {
-          id: newId(),
-          tenantId: row.tenant_id,
-          deliveryId: row.id,
-          attempt: row.attempts,
-          statusCode,
-          error,
-          durationMs,
-        },
-      });
-      await tx.webhookDelivery.update({
-        where: { id: row.id },
-        data: {
-          status: outcome === 'retry' ? 'pending' : outcome,
-          lockedUntil: null,
-          lastStatusCode: statusCode,
-          lastError: error ?? (ok ? null : `HTTP ${statusCode}`),
-          ...(ok ? { deliveredAt: now } : {}),
-          ...(outcome === 'retry' ? { nextAttemptAt: new Date(now.getTime() + retryIn!) } : {}),
-        },
-      });
-    });
+    const nextAttemptAt = outcome === 'retry' ? new Date(now.getTime() + retryIn!) : null;
+    // The attempt's log row and the delivery's new state in one statement (atomic, one round trip).
+    await prisma.$executeRaw`
+      WITH logged AS (
+        INSERT INTO webhook_attempts (id, tenant_id, delivery_id, attempt, status_code, error, duration_ms, created_at)
+        VALUES (${newId()}, ${row.tenant_id}, ${row.id}, ${row.attempts}, ${statusCode}, ${error}, ${durationMs}, ${now})
+      )
+      UPDATE webhook_deliveries
+         SET status = ${outcome === 'retry' ? 'pending' : outcome},
+             locked_until = NULL,
+             last_status_code = ${statusCode},
+             last_error = ${error ?? (ok ? null : `HTTP ${statusCode}`)},
+             delivered_at = CASE WHEN ${ok} THEN ${now}::timestamptz ELSE delivered_at END,
+             next_attempt_at = COALESCE(${nextAttemptAt}::timestamptz, next_attempt_at)
+       WHERE id = ${row.id}`;
     deps.logger.info(
       {
         deliveryId: row.id,
