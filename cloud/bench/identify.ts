@@ -24,7 +24,7 @@ import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
 const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/faces');
 const ENROLLED = ['amy', 'bernadette', 'howard', 'leonard', 'penny', 'raj', 'sheldon', 'stuart'];
 const GALLERIES = (process.env.BENCH_GALLERIES ?? '1000,100000').split(',').map(Number);
-const CONCURRENCY = [1, 4, 16];
+const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(Number);
 const REQUESTS = 64;
 /** BENCH_LIVENESS=off measures identify without the nonce and the passive liveness model. */
 const LIVENESS = process.env.BENCH_LIVENESS !== 'off';

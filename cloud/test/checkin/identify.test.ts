@@ -1,11 +1,12 @@
 // Check-in by face over HTTP with real photos from ../shared/faces: enroll from one photo, recognise
 // another photo of the same person, deny another person, and the liveness rules.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFaceEngine, type FaceEngine } from '@portico/face-engine';
 import mqtt from 'mqtt';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { faceServiceOf } from '../../src/infra/face.js';
 import { adminOf, bearer } from '../support/identity.js';
@@ -102,6 +103,24 @@ describe.skipIf(!existsSync(FACES))(`identify by face (real photos from ${FACES}
     expect(res.body.score).toBeLessThan(0.4);
     const webhook = await receiver.waitForBody((b) => b.data.checkInId === res.body.checkInId);
     expect(webhook).toMatchObject({ event: 'checkin.denied', data: { personId: null } });
+  });
+
+  it('keeps no frame of a refused identification (no face, not an image)', async () => {
+    await settings({ requireLiveness: false });
+    const imagesDir = path.join(t.deps.config.dataDir, 'images', admin.tenant.tenantId);
+    const files = async () => (existsSync(imagesDir) ? (await readdir(imagesDir)).length : 0);
+    const [filesBefore, rowsBefore] = [await files(), await t.deps.db.prisma.biometricImage.count()];
+    const sky = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#6aa0e0' } })
+      .jpeg()
+      .toBuffer();
+    const noFace = await identify({ frame: sky.toString('base64') });
+    expect(noFace.status).toBe(400);
+    expect(noFace.body.code).toBe('no_face_detected');
+    const notImage = await identify({ frame: Buffer.from('GIF89a not a jpeg').toString('base64') });
+    expect(notImage.status).toBe(400);
+    expect(notImage.body.code).toBe('unsupported_image');
+    expect(await files()).toBe(filesBefore);
+    expect(await t.deps.db.prisma.biometricImage.count()).toBe(rowsBefore);
   });
 
   it('requires a fresh single-use nonce when the tenant requires liveness', async () => {

@@ -1,16 +1,18 @@
 // Check-in by face: liveness nonce, face pipeline, 1:N search over the tenant's enrolled persons,
 // decision with its scores, the frame stored encrypted, then the shared recording path.
+import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
+import type { RequestMeta } from '../../http/request-context.js';
 import { newId } from '../../infra/db/index.js';
 import { frameBytes } from '../../infra/face.js';
-
-import type { RequestMeta } from '../../http/request-context.js';
+import type { StoredImage } from '../../infra/image-store.js';
+import { tenantBySlug } from '../tenants/service.js';
 import type { NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
-import { tenantBySlug } from '../tenants/service.js';
+import type { EventRow } from './rules.js';
 
 /** Per tenant, across all its kiosks and integrations. */
 export const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
@@ -31,6 +33,73 @@ export function createIdentify(
   limiter: RateLimiter,
 ) {
   const { images } = deps;
+
+  /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
+  async function decideAndRecord({
+    tenantId,
+    settings,
+    event,
+    input,
+    actor,
+    meta,
+    imageId,
+    saving,
+  }: {
+    tenantId: string;
+    settings: TenantSettings;
+    event: EventRow | null;
+    input: IdentifyInput;
+    actor: ActorOf<'public' | 'apiKey'>;
+    meta: RequestMeta;
+    imageId: string;
+    /** The frame being stored. */
+    saving: Promise<StoredImage>;
+  }) {
+    const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
+    const livenessScore = analysis.liveness?.score ?? null;
+    let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
+    let best: { personId: string; score: number } | undefined;
+    if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
+      verdict = 'liveness_failed';
+    } else {
+      [best] = await deps.gallery.search(tenantId, analysis.embedding, 1);
+      verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
+    }
+    const personId = verdict === 'recognised' ? best!.personId : null;
+    const round = (n: number) => Math.round(n * 10_000) / 10_000;
+    const stored = await saving;
+    return recordCheckin(deps, {
+      tenantId,
+      settings,
+      method: 'facial',
+      verdict,
+      personId,
+      event,
+      deviceId: input.deviceId,
+      location: input.location,
+      score: best ? round(best.score) : null,
+      threshold: verdict === 'liveness_failed' ? null : settings.matchThreshold,
+      livenessScore: livenessScore === null ? null : round(livenessScore),
+      actor,
+      requestId: meta.requestId,
+      ip: meta.ip,
+      attach: async (tx, checkInId) => {
+        await tx.biometricImage.create({
+          data: {
+            id: imageId,
+            tenantId,
+            personId,
+            checkInId,
+            kind: 'checkin',
+            storageKey: stored.storageKey,
+            contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
+            byteSize: stored.byteSize,
+            sha256: stored.sha256,
+          },
+        });
+      },
+    });
+  }
 
   return async function identify(
     actor: ActorOf<'public' | 'apiKey'>,
@@ -55,53 +124,25 @@ export function createIdentify(
     const event = await loadEvent(deps.db, tenant.id, input.eventId);
     if (input.nonce) await nonces.consume(tenant.id, input.nonce);
 
-    const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
-    const livenessScore = analysis.liveness?.score ?? null;
-    let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
-    let best: { personId: string; score: number } | undefined;
-    if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
-      verdict = 'liveness_failed';
-    } else {
-      [best] = await deps.gallery.search(tenant.id, analysis.embedding, 1);
-      verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
-    }
-    const round = (n: number) => Math.round(n * 10_000) / 10_000;
+    // The frame is stored (encrypted) while the face is analysed: it is kept whatever the outcome,
+    // and erased again if the check-in is not recorded.
     const imageId = newId();
-    const stored = await images.save(tenant.id, imageId, frameBytes(input.frame));
+    const saving = images.save(tenant.id, imageId, frameBytes(input.frame));
+    // Awaited below; this only keeps a failure that comes first from counting as unhandled.
+    saving.catch(() => undefined);
     try {
-      return await recordCheckin(deps, {
+      return await decideAndRecord({
         tenantId: tenant.id,
         settings,
-        method: 'facial',
-        verdict,
-        personId: verdict === 'recognised' ? best!.personId : null,
         event,
-        deviceId: input.deviceId,
-        location: input.location,
-        score: best ? round(best.score) : null,
-        threshold: verdict === 'liveness_failed' ? null : settings.matchThreshold,
-        livenessScore: livenessScore === null ? null : round(livenessScore),
+        input,
         actor,
-        requestId: meta.requestId,
-        ip: meta.ip,
-        attach: async (tx, checkInId) => {
-          await tx.biometricImage.create({
-            data: {
-              id: imageId,
-              tenantId: tenant.id,
-              personId: verdict === 'recognised' ? best!.personId : null,
-              checkInId,
-              kind: 'checkin',
-              storageKey: stored.storageKey,
-              contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
-              byteSize: stored.byteSize,
-              sha256: stored.sha256,
-            },
-          });
-        },
+        meta,
+        imageId,
+        saving,
       });
     } catch (error) {
-      await images.erase(stored.storageKey).catch(() => undefined);
+      await saving.then((s) => images.erase(s.storageKey)).catch(() => undefined);
       throw error;
     }
   };
