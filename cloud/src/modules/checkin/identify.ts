@@ -27,6 +27,19 @@ export interface IdentifyInput {
   deviceId?: string | undefined;
 }
 
+/** An identification that passed the limits, the tenant, the nonce and the event check. */
+interface Admitted {
+  tenantId: string;
+  settings: TenantSettings;
+  event: EventRow | null;
+  input: IdentifyInput;
+  actor: ActorOf<'public' | 'apiKey'>;
+  meta: RequestMeta;
+  imageId: string;
+  /** The frame being stored. */
+  saving: Promise<StoredImage>;
+}
+
 export function createIdentify(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
   nonces: NonceService,
@@ -35,26 +48,8 @@ export function createIdentify(
   const { images } = deps;
 
   /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
-  async function decideAndRecord({
-    tenantId,
-    settings,
-    event,
-    input,
-    actor,
-    meta,
-    imageId,
-    saving,
-  }: {
-    tenantId: string;
-    settings: TenantSettings;
-    event: EventRow | null;
-    input: IdentifyInput;
-    actor: ActorOf<'public' | 'apiKey'>;
-    meta: RequestMeta;
-    imageId: string;
-    /** The frame being stored. */
-    saving: Promise<StoredImage>;
-  }) {
+  async function decideAndRecord(admitted: Admitted) {
+    const { tenantId, settings, input, imageId } = admitted;
     const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
     const livenessScore = analysis.liveness?.score ?? null;
     let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
@@ -67,22 +62,22 @@ export function createIdentify(
     }
     const personId = verdict === 'recognised' ? best!.personId : null;
     const round = (n: number) => Math.round(n * 10_000) / 10_000;
-    const stored = await saving;
+    const stored = await admitted.saving;
     return recordCheckin(deps, {
       tenantId,
       settings,
       method: 'facial',
       verdict,
       personId,
-      event,
+      event: admitted.event,
       deviceId: input.deviceId,
       location: input.location,
       score: best ? round(best.score) : null,
       threshold: verdict === 'liveness_failed' ? null : settings.matchThreshold,
       livenessScore: livenessScore === null ? null : round(livenessScore),
-      actor,
-      requestId: meta.requestId,
-      ip: meta.ip,
+      actor: admitted.actor,
+      requestId: admitted.meta.requestId,
+      ip: admitted.meta.ip,
       attach: async (tx, checkInId) => {
         await tx.biometricImage.create({
           data: {
