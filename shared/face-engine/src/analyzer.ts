@@ -37,8 +37,17 @@ import type {
   ProbeOptions,
 } from './types.js';
 
+/**
+ * Runs a model on a prepared input on another thread, when one is idle: resolves with the model's
+ * output, or with null when nobody is free (the caller then runs it itself).
+ */
+export type ModelOffload = (model: OffloadableModel, input: Float32Array) => Promise<Float32Array | null>;
+export type OffloadableModel = 'feature' | 'liveness';
+
 export interface AnalyzerOptions {
   readonly limits: DecodeLimits;
+  /** Lends the mirrored embedding of a frame to an idle pool worker (see WorkerPool). */
+  readonly offload?: ModelOffload;
   /** Detector confidence below which a candidate is dropped. */
   readonly minScore?: number;
 }
@@ -110,6 +119,12 @@ export class Analyzer {
 
   async release(): Promise<void> {
     await Promise.all(Object.values(this.sessions).map((s) => s.release()));
+  }
+
+  /** Runs a three-channel model on an input prepared for it and returns its `output`. */
+  async runModel(name: OffloadableModel, input: Float32Array): Promise<Float32Array> {
+    const { width, height } = MODELS[name].input;
+    return (await this.run(name, tensor(input, width, height, 3)))['output']!.data as Float32Array;
   }
 
   private async run(name: ModelName, input: ort.Tensor): Promise<ort.InferenceSession.OnnxValueMapType> {
@@ -260,13 +275,15 @@ export class Analyzer {
     const aligned = sampleTensor(raster, toImage, FW, FH, MODELS.feature.input, { supersample });
     const t4 = performance.now();
 
-    const features = (await this.run('feature', tensor(aligned, FW, FH, 3)))['output']!.data as Float32Array;
     // Test-time flip: the L2-normalised sum of the crop's and its mirror's embeddings (part of the
-    // model id: templates made without it are not comparable).
+    // model id: templates made without it are not comparable). The mirror runs on another worker
+    // when one is idle, so a lone frame uses two cores.
     const flipped = sampleTensor(raster, flipAffine(toImage, FW), FW, FH, MODELS.feature.input, {
       supersample,
     });
-    const mirrored = (await this.run('feature', tensor(flipped, FW, FH, 3)))['output']!.data as Float32Array;
+    const lent = this.options.offload?.('feature', flipped);
+    const features = await this.runModel('feature', aligned);
+    const mirrored = (await lent) ?? (await this.runModel('feature', flipped));
     const sum = l2normalise(features);
     const second = l2normalise(mirrored);
     for (let i = 0; i < sum.length; i++) sum[i]! += second[i]!;

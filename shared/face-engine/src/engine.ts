@@ -19,6 +19,8 @@ export interface FaceEngineOptions {
 export interface FaceEngineStatus {
   readonly ready: boolean;
   readonly workers: number;
+  /** Model runs lent to an idle worker so far (the mirrored embedding of a lone frame). */
+  readonly lent: number;
   readonly modelId: string;
   readonly reason?: string;
 }
@@ -48,18 +50,19 @@ export async function createFaceEngine(options: FaceEngineOptions = {}): Promise
     modelId: EMBEDDING_MODEL_ID,
     analyze(frame, analyzeOptions = {}) {
       if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-      return pool.run(frame, { kind: 'analyze', options: analyzeOptions });
+      return pool.run({ kind: 'analyze', frame, options: analyzeOptions });
     },
     probe(frame, probeOptions = {}) {
       if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-      return pool.run(frame, { kind: 'probe', options: probeOptions });
+      return pool.run({ kind: 'probe', frame, options: probeOptions });
     },
     status() {
-      if (closed) return { ready: false, workers: 0, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };
+      const lent = pool.lent;
+      if (closed) return { ready: false, workers: 0, lent, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };
       const workers = pool.size;
       return workers > 0
-        ? { ready: true, workers, modelId: EMBEDDING_MODEL_ID }
-        : { ready: false, workers, modelId: EMBEDDING_MODEL_ID, reason: 'no worker running' };
+        ? { ready: true, workers, lent, modelId: EMBEDDING_MODEL_ID }
+        : { ready: false, workers, lent, modelId: EMBEDDING_MODEL_ID, reason: 'no worker running' };
     },
     async close() {
       closed = true;

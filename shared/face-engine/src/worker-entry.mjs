@@ -1,5 +1,5 @@
-// Pool workers run the TypeScript sources. A worker does not inherit the module hooks of a parent
-// started under vitest or a bundler-free runtime, so it registers tsx for its own thread first.
+// Pool workers run the TypeScript sources. A worker process is forked without the parent's loader
+// flags (a test runner's, a profiler's), so it registers tsx for itself first.
 import { register } from 'tsx/esm/api';
 
 register();

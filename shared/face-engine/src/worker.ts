@@ -1,44 +1,73 @@
-/** One pool worker: owns its ONNX sessions and analyses one frame at a time for the pool. */
-import { parentPort, workerData } from 'node:worker_threads';
-import { Analyzer } from './analyzer.js';
-import type { DecodeLimits } from './decode.js';
+/**
+ * One pool worker process: owns its ONNX sessions (its first one flushes denormals for this process)
+ * and analyses one frame at a time for the pool, talking over the IPC channel of `fork`.
+ */
+import { Analyzer, type ModelOffload } from './analyzer.js';
 import { isFaceEngineError } from './errors.js';
-import type { ModelName } from './models/manifest.js';
-import type { WorkerReply, WorkerRequest } from './pool.js';
+import type {
+  OffloadReply,
+  OffloadRequest,
+  StartupReply,
+  WorkerInit,
+  WorkerReply,
+  WorkerRequest,
+} from './pool.js';
 
-interface WorkerInit {
-  readonly models: Record<ModelName, Uint8Array>;
-  readonly limits: DecodeLimits;
-}
+if (!process.send) throw new Error('worker.ts must run in a process forked with an IPC channel');
+const send = (message: WorkerReply | OffloadRequest | StartupReply): void => {
+  process.send!(message);
+};
+// The pool's process went away (crash, kill -9): nothing left to work for.
+process.on('disconnect', () => process.exit(0));
 
-const port = parentPort;
-if (!port) throw new Error('worker.ts must run in a worker thread');
-const init = workerData as WorkerInit;
-
-try {
-  const analyzer = await Analyzer.create(init.models, { limits: init.limits });
-  port.on('message', (request: WorkerRequest) => {
-    const { frame, task } = request;
-    const work =
-      task.kind === 'analyze' ? analyzer.analyze(frame, task.options) : analyzer.probe(frame, task.options);
-    work.then(
-      (result) => {
-        const reply: WorkerReply = { id: request.id, ok: true, result };
-        port.postMessage(reply, [result.embedding.buffer as ArrayBuffer]);
-      },
-      (error: unknown) => {
-        const reply: WorkerReply = {
-          id: request.id,
-          ok: false,
-          error: isFaceEngineError(error)
-            ? { code: error.code, message: error.message }
-            : { code: 'engine_failure', message: (error as Error)?.message ?? String(error) },
-        };
-        port.postMessage(reply);
-      },
-    );
+// Model runs this worker has asked the pool to lend to an idle worker, by request id.
+const lent = new Map<number, (output: Float32Array | null) => void>();
+let nextLent = 1;
+const offload: ModelOffload = (model, input) =>
+  new Promise((resolve) => {
+    const id = nextLent++;
+    lent.set(id, resolve);
+    send({ offload: { id, model, input } });
   });
-  port.postMessage({ ready: true });
-} catch (error) {
-  port.postMessage({ ready: false, message: (error as Error).message });
+
+function failure(id: number, error: unknown): WorkerReply {
+  return {
+    id,
+    ok: false,
+    error: isFaceEngineError(error)
+      ? { code: error.code, message: error.message }
+      : { code: 'engine_failure', message: (error as Error)?.message ?? String(error) },
+  };
 }
+
+async function serve(analyzer: Analyzer, message: WorkerRequest | OffloadReply): Promise<void> {
+  if ('offloadReply' in message) {
+    const { id, output } = message.offloadReply;
+    lent.get(id)?.(output);
+    lent.delete(id);
+    return;
+  }
+  const { id, task } = message;
+  try {
+    const result =
+      task.kind === 'model'
+        ? // ORT's output may be a view on a larger buffer: send a compact copy.
+          (await analyzer.runModel(task.model, task.input)).slice()
+        : task.kind === 'analyze'
+          ? await analyzer.analyze(task.frame, task.options)
+          : await analyzer.probe(task.frame, task.options);
+    send({ id, ok: true, result });
+  } catch (error) {
+    send(failure(id, error));
+  }
+}
+
+process.once('message', ({ init }: WorkerInit) => {
+  Analyzer.create(init.models, { limits: init.limits, offload }).then(
+    (analyzer) => {
+      process.on('message', (message: WorkerRequest | OffloadReply) => void serve(analyzer, message));
+      send({ ready: true });
+    },
+    (error: unknown) => send({ ready: false, message: (error as Error).message }),
+  );
+});

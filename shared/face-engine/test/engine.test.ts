@@ -14,6 +14,9 @@ import {
   type FaceAnalysis,
   type FaceEngine,
 } from '../src/index.js';
+import { Analyzer } from '../src/analyzer.js';
+import { DEFAULT_LIMITS } from '../src/decode.js';
+import { loadVerifiedModels } from '../src/models/model-store.js';
 import { registryPhotos } from './fixtures.js';
 
 let engine: FaceEngine;
@@ -56,10 +59,31 @@ async function faceCrop(name: string, margin = 0.6, scale = 1): Promise<Buffer> 
 }
 
 describe('createFaceEngine', () => {
-  it('reports ready with one worker per requested thread and the embedding model id', () => {
-    expect(engine.status()).toEqual({ ready: true, workers: 2, modelId: EMBEDDING_MODEL_ID });
+  it('reports ready with one worker per requested process and the embedding model id', () => {
+    expect(engine.status()).toMatchObject({ ready: true, workers: 2, modelId: EMBEDDING_MODEL_ID });
     expect(engine.modelId).toMatch(/^faceplugin-fr_feature@0\.0\.1\+87aacdfe\+nose31-35\+flip$/);
   });
+
+  it("lends a lone frame's mirrored embedding to the idle worker, with the same result as one process", async () => {
+    const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), {
+      limits: DEFAULT_LIMITS,
+    });
+    try {
+      for (const name of ['sample3.jpg', 'sample6.jpg']) {
+        const before = engine.status().lent;
+        const pooled = await engine.probe(photos.get(name)!);
+        expect(engine.status().lent, name).toBe(before + 1);
+        const alone = await analyzer.probe(photos.get(name)!);
+        expect(cosineSimilarity(pooled.embedding, alone.embedding), name).toBeGreaterThan(0.99999);
+      }
+      // Busy workers lend nothing: each runs its own frames.
+      const before = engine.status().lent;
+      await Promise.all([...photos.values()].flatMap((p) => [engine.probe(p), engine.probe(p)]));
+      expect(engine.status().lent - before).toBeLessThan(photos.size * 2);
+    } finally {
+      await analyzer.release();
+    }
+  }, 60_000);
 
   it('fails with models_missing naming the fetch command when the model directory is empty', async () => {
     const empty = await mkdtemp(path.join(os.tmpdir(), 'fe-empty-'));
