@@ -49,7 +49,7 @@ export interface Config {
   allowPrivateWebhookUrls: boolean;
   seedDemoTenant: boolean;
   trustProxy: string;
-  /** Face engine worker threads; undefined: one per core, at most 4. */
+  /** Face engine worker processes; undefined: one per core, at most 4. */
   faceWorkers: number | undefined;
 }
 
