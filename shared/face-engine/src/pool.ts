@@ -3,9 +3,10 @@
  * never run on the caller's event loop. A crashed worker fails its job and is replaced.
  *
  * Processes, not worker threads: ONNX Runtime applies `set_denormal_as_zero` once per process, to the
- * thread that creates the first session. In a pool of threads only the first worker flushed
- * denormals; the others ran the embedder about 7x slower (measured here: 11.9 ms against 86.8 ms per
- * `fr_feature` run; two processes: 10.9 and 14.0 ms).
+ * thread that creates the first session (threads started later from that thread inherit it). In a
+ * pool of threads started by a thread without it, only the first worker flushed denormals; the others
+ * ran the embedder about 7x slower (measured here: 11.9 ms against 86.8 ms per `fr_feature` run; two
+ * processes: 10.9 and 14.0 ms).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
