@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -255,6 +256,29 @@ describe('analyze on the registry group photos', () => {
     expect(utilization).toBeLessThan(0.25);
     expect(worst).toBeLessThan(250);
   });
+
+  it('replaces a worker process that dies: its frame fails with engine_failure, the next one works', async () => {
+    const workerPids = () =>
+      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'worker-entry'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map(Number);
+    const shared = new Set(workerPids());
+    const other = await createFaceEngine({ workers: 1 });
+    try {
+      const [victim] = workerPids().filter((pid) => !shared.has(pid));
+      expect(victim).toBeDefined();
+      const inFlight = other.analyze(photos.get('sample1.jpg')!);
+      process.kill(victim!, 'SIGKILL');
+      expect(await codeOf(inFlight)).toBe('engine_failure');
+      const r = await other.analyze(photos.get('sample3.jpg')!);
+      expect(r.embedding).toHaveLength(512);
+      expect(other.status()).toMatchObject({ ready: true, workers: 1 });
+      expect(workerPids()).not.toContain(victim);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
 
   it('refuses work after close with engine_closed', async () => {
     const other = await createFaceEngine({ workers: 1 });
