@@ -1,7 +1,8 @@
 // Per-tenant face gallery: an in-memory FaceIndex of the tenant's enrolled templates (decrypted from
 // FaceTemplate rows on first use), searched 1:N by enrollment (duplicate check) and check-in.
 //
-// Coherence across API processes, at two indexed queries per search (three when templates are new) whatever the gallery size:
+// Coherence across API processes, at two indexed queries per search whatever the gallery size (three
+// when there are templates this process does not hold yet):
 // - new templates: each search first reads the tenant's templates created since its previous read
 //   (index on tenant_id, created_at), minus an overlap of SKEW_MS for clock skew between API processes
 //   and for transactions that commit a little after they stamped the row; a re-enrollment is a new
