@@ -38,21 +38,20 @@ import type {
 } from './types.js';
 
 /**
- * Runs a model on a prepared input on another thread, when one is idle: resolves with the model's
+ * Runs a model on a prepared input in another worker process, when one is idle: resolves with the model's
  * output, or with null when nobody is free (the caller then runs it itself).
  */
 export type ModelOffload = (model: OffloadableModel, input: Float32Array) => Promise<Float32Array | null>;
-export type OffloadableModel = 'feature' | 'liveness';
+export type OffloadableModel = 'feature';
 
 export interface AnalyzerOptions {
   readonly limits: DecodeLimits;
   /** Lends the mirrored embedding of a frame to an idle pool worker (see WorkerPool). */
   readonly offload?: ModelOffload;
-  /** Detector confidence below which a candidate is dropped. */
-  readonly minScore?: number;
 }
 
-export const DEFAULT_MIN_DETECTION_SCORE = 0.6;
+/** Detector confidence below which a candidate is dropped. */
+const MIN_DETECTION_SCORE = 0.6;
 const NMS_IOU = 0.4;
 /** A face taller than this fraction of the image counts as a close-up (see detect). */
 const CLOSE_UP_FRACTION = 0.6;
@@ -76,7 +75,7 @@ function l2normalise(values: ArrayLike<number>): Float32Array {
   return out;
 }
 
-/** The reference crop of the liveness and landmark models: box scaled about its centre, shifted inside. */
+/** The reference crop of the liveness model: box scaled about its centre, shifted inside. */
 function scaledCropInside(box: Box, scale: number, width: number, height: number): Rect {
   const s = Math.min((height - 1) / box.height, (width - 1) / box.width, scale);
   const w = box.width * s;
@@ -121,7 +120,7 @@ export class Analyzer {
     await Promise.all(Object.values(this.sessions).map((s) => s.release()));
   }
 
-  /** Runs a three-channel model on an input prepared for it and returns its `output`. */
+  /** Runs a model lent by another worker on an input prepared for it and returns its `output`. */
   async runModel(name: OffloadableModel, input: Float32Array): Promise<Float32Array> {
     const { width, height } = MODELS[name].input;
     return (await this.run(name, tensor(input, width, height, 3)))['output']!.data as Float32Array;
@@ -160,11 +159,10 @@ export class Analyzer {
     const out = await this.run('detect', tensor(input, W, H, 3));
     const scores = out['scores']!.data as Float32Array;
     const boxes = out['boxes']!.data as Float32Array;
-    const minScore = this.options.minScore ?? DEFAULT_MIN_DETECTION_SCORE;
     const candidates: DetectedFace[] = [];
     for (let i = 0; i < scores.length / 2; i++) {
       const score = scores[i * 2 + 1]!;
-      if (score < minScore) continue;
+      if (score < MIN_DETECTION_SCORE) continue;
       // Boxes may extend past the image: they are kept as predicted, the landmark crop needs that.
       const x1 = (boxes[i * 4]! * W - ox) / sx;
       const y1 = (boxes[i * 4 + 1]! * H - oy) / sy;

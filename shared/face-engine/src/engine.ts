@@ -1,7 +1,6 @@
 /** The engine callers hold: validated models, a worker pool, and the analyse entry point. */
 import os from 'node:os';
 import { DEFAULT_LIMITS, type DecodeLimits } from './decode.js';
-import { FaceEngineError } from './errors.js';
 import { EMBEDDING_MODEL_ID } from './models/manifest.js';
 import { resolveModelDir } from './models/model-dir.js';
 import { loadVerifiedModels } from './models/model-store.js';
@@ -11,7 +10,7 @@ import type { AnalyzeOptions, FaceAnalysis, FaceProbe, ProbeOptions } from './ty
 export interface FaceEngineOptions {
   /** Directory holding the model files; default PORTICO_MODEL_DIR, else `.models/` at the workspace root. */
   readonly modelDir?: string;
-  /** Worker threads; default: one per CPU core (os.availableParallelism()). */
+  /** Worker processes; default: one per CPU core (os.availableParallelism()). */
   readonly workers?: number;
   readonly limits?: Partial<DecodeLimits>;
 }
@@ -45,28 +44,19 @@ export async function createFaceEngine(options: FaceEngineOptions = {}): Promise
   const models = await loadVerifiedModels(modelDir);
   const size = Math.max(1, Math.floor(options.workers ?? os.availableParallelism()));
   const pool = await WorkerPool.start(size, models, limits);
-  let closed = false;
   return {
     modelId: EMBEDDING_MODEL_ID,
-    analyze(frame, analyzeOptions = {}) {
-      if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-      return pool.run({ kind: 'analyze', frame, options: analyzeOptions });
-    },
-    probe(frame, probeOptions = {}) {
-      if (closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-      return pool.run({ kind: 'probe', frame, options: probeOptions });
-    },
+    analyze: (frame, analyzeOptions = {}) => pool.run({ kind: 'analyze', frame, options: analyzeOptions }),
+    probe: (frame, probeOptions = {}) => pool.run({ kind: 'probe', frame, options: probeOptions }),
     status() {
       const lent = pool.lent;
-      if (closed) return { ready: false, workers: 0, lent, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };
+      if (pool.closed)
+        return { ready: false, workers: 0, lent, modelId: EMBEDDING_MODEL_ID, reason: 'closed' };
       const workers = pool.size;
       return workers > 0
         ? { ready: true, workers, lent, modelId: EMBEDDING_MODEL_ID }
         : { ready: false, workers, lent, modelId: EMBEDDING_MODEL_ID, reason: 'no worker running' };
     },
-    async close() {
-      closed = true;
-      await pool.close();
-    },
+    close: () => pool.close(),
   };
 }

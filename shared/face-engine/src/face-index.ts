@@ -204,7 +204,8 @@ export class FaceIndex {
     if (limit === 0) return [];
     let norm = 0;
     for (let i = 0; i < this.dims; i++) norm += query[i]! * query[i]!;
-    const unit = Float32Array.from(query, (v) => v / (Math.sqrt(norm) || 1));
+    const inv = 1 / (Math.sqrt(norm) || 1);
+    const unit = Float32Array.from(query, (v) => v * inv);
     const top = new TopK(limit);
     if (fast) {
       for (const row of this.candidates(unit, Math.max(limit, options.candidates ?? DEFAULT_CANDIDATES))) {

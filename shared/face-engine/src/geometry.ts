@@ -100,7 +100,3 @@ export function similarityTransform(from: readonly Point[], to: readonly Point[]
   const b = cross / norm;
   return [a, -b, tx - a * fx + b * fy, b, a, ty - b * fx - a * fy];
 }
-
-export function applyAffine(m: Affine, p: Point): Point {
-  return { x: m[0] * p.x + m[1] * p.y + m[2], y: m[3] * p.x + m[4] * p.y + m[5] };
-}

@@ -69,7 +69,9 @@ export class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 1;
-  private closed = false;
+  private isClosed = false;
+  /** Workers being started (a replacement after a crash included). */
+  private starting = 0;
   private lentCount = 0;
 
   private constructor(
@@ -96,12 +98,13 @@ export class WorkerPool {
     return this.slots.length;
   }
 
-  get pending(): number {
-    return this.queue.length + this.slots.filter((s) => s.job).length;
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   private spawn(): Promise<void> {
-    return new Promise((resolve, reject) => {
+    this.starting++;
+    const started = new Promise<void>((resolve, reject) => {
       // Structured clone ("advanced") keeps typed arrays typed; no inherited flags (a profiler or a
       // test runner's loader): the entry registers its own TypeScript loader.
       const worker = fork(WORKER_ENTRY, [], {
@@ -137,6 +140,7 @@ export class WorkerPool {
       const init: WorkerInit = { init: { models: this.models, limits: this.limits } };
       worker.send(init);
     });
+    return started.finally(() => this.starting--);
   }
 
   /** Sends to a worker; a closed channel counts as a crash (the 'exit' event follows). */
@@ -151,9 +155,16 @@ export class WorkerPool {
   run(task: Extract<WorkerTask, { kind: 'analyze' }>): Promise<FaceAnalysis>;
   run(task: Extract<WorkerTask, { kind: 'probe' }>): Promise<FaceProbe>;
   run(task: Extract<WorkerTask, { kind: 'analyze' | 'probe' }>): Promise<FaceProbe> {
-    if (this.closed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
-    // A Buffer may be a view on a larger pooled slab, which would be copied whole: send a compact copy.
-    const frame = typeof task.frame === 'string' ? task.frame : new Uint8Array(task.frame);
+    if (this.isClosed) return Promise.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
+    // No worker running and none starting (the replacement of a crashed one failed): refuse rather
+    // than queue a job nobody will take.
+    if (this.slots.length + this.starting === 0)
+      return Promise.reject(new FaceEngineError('engine_failure', 'no face worker could be started'));
+    // A Buffer that is a view on a larger pooled slab would be sent whole: send a compact copy then.
+    const frame =
+      typeof task.frame === 'string' || task.frame.byteLength === task.frame.buffer.byteLength
+        ? task.frame
+        : new Uint8Array(task.frame);
     return new Promise((resolve, reject) => {
       this.queue.push({
         request: { id: this.nextId++, task: { ...task, frame } },
@@ -217,7 +228,7 @@ export class WorkerPool {
     slot.job = undefined;
     slot.worker.removeAllListeners('message');
     slot.worker.kill();
-    if (!this.closed) this.spawn().catch(() => this.failQueueIfEmpty());
+    if (!this.isClosed) this.spawn().catch(() => this.failQueueIfEmpty());
   }
 
   private failQueueIfEmpty(): void {
@@ -228,7 +239,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.isClosed = true;
     for (const job of this.queue.splice(0))
       job.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
     const slots = this.slots.splice(0);

@@ -88,8 +88,7 @@ export function qualityFactors(inputs: QualityInputs): QualityFactors {
   const pitch = Math.abs(inputs.pose.pitch);
   const roll = Math.abs(inputs.pose.roll);
   // Frontal within ~15 degrees scores 1; 60 degrees of yaw (profile-ish) scores 0.
-  const pose =
-    clamp01(1 - ramp(yaw, 15, 60)) * clamp01(1 - ramp(pitch, 15, 50)) * clamp01(1 - ramp(roll, 20, 60));
+  const pose = (1 - ramp(yaw, 15, 60)) * (1 - ramp(pitch, 15, 50)) * (1 - ramp(roll, 20, 60));
   return {
     detector: ramp(inputs.detectorScore, 0.5, 0.95),
     size: ramp(inputs.interocular, 10, 40),

@@ -1,22 +1,13 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, DEFAULT_LIMITS, FaceEngineError } from '../src/index.js';
+import { decodeFrame, DEFAULT_LIMITS } from '../src/index.js';
+import { codeOf } from './fixtures.js';
 
 async function jpeg(width: number, height: number, orientation?: number): Promise<Buffer> {
   const image = sharp({
     create: { width, height, channels: 3, background: { r: 200, g: 120, b: 40 } },
   }).jpeg();
   return orientation ? image.withMetadata({ orientation }).toBuffer() : image.toBuffer();
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    expect(error).toBeInstanceOf(FaceEngineError);
-    return (error as FaceEngineError).code;
-  }
 }
 
 describe('decodeFrame', () => {

@@ -18,7 +18,7 @@ import {
 import { Analyzer } from '../src/analyzer.js';
 import { DEFAULT_LIMITS } from '../src/decode.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
-import { registryPhotos } from './fixtures.js';
+import { codeOf, registryPhotos } from './fixtures.js';
 
 let engine: FaceEngine;
 let photos: Map<string, Buffer>;
@@ -33,16 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await engine?.close();
 });
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    expect(error).toBeInstanceOf(FaceEngineError);
-    return (error as FaceEngineError).code;
-  }
-}
 
 /** The primary face of a photo cut out with a margin, as a new JPEG (a different capture of the same face). */
 async function faceCrop(name: string, margin = 0.6, scale = 1): Promise<Buffer> {
@@ -80,7 +70,8 @@ describe('createFaceEngine', () => {
       // Busy workers lend nothing: each runs its own frames.
       const before = engine.status().lent;
       await Promise.all([...photos.values()].flatMap((p) => [engine.probe(p), engine.probe(p)]));
-      expect(engine.status().lent - before).toBeLessThan(photos.size * 2);
+      // At most the last frame on each of the two workers finds the other one idle.
+      expect(engine.status().lent - before).toBeLessThanOrEqual(2);
     } finally {
       await analyzer.release();
     }
@@ -192,6 +183,8 @@ describe('analyze on the registry group photos', () => {
       expect(r.liveness!.score).toBeLessThanOrEqual(1);
       expect(typeof r.liveness!.eyes.leftOpen).toBe('boolean');
       expect(Math.abs(r.liveness!.pose.yaw)).toBeLessThan(100);
+      // The signals belong to this face: the challenge's pose is the analysis's own.
+      expect(r.liveness!.pose).toEqual(r.pose);
     }
     const plain = await engine.analyze(photos.get('sample3.jpg')!);
     expect(plain.liveness).toBeUndefined();

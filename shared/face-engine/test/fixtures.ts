@@ -2,6 +2,8 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { expect } from 'vitest';
+import { FaceEngineError } from '../src/errors.js';
 import { fetchPinnedFiles } from '../src/models/fetch.js';
 import { FIXTURE_SOURCE, FIXTURES } from '../src/models/manifest.js';
 import { fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
@@ -18,3 +20,14 @@ export async function registryPhotos(): Promise<Map<string, Buffer>> {
 export const LABELLED_DIR = path.resolve(path.dirname(resolveModelDir({})), '..', 'shared', 'faces');
 export const HAS_LABELLED = existsSync(LABELLED_DIR);
 export const LABELLED_SKIP_REASON = `../shared/faces not found at ${LABELLED_DIR}: labelled-photo tests skipped`;
+
+/** The `code` of the FaceEngineError a promise rejects with ('resolved' when it does not reject). */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    expect(error).toBeInstanceOf(FaceEngineError);
+    return (error as FaceEngineError).code;
+  }
+}

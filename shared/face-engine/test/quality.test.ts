@@ -1,3 +1,4 @@
+import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp, { type Sharp } from 'sharp';
@@ -62,7 +63,7 @@ async function darkness(clean: Buffer): Promise<{ clean: number; dark20: number;
 }
 
 /** The tenants' default minimum quality (cloud). */
-const DEFAULT_LEVEL = 0.5;
+const DEFAULT_LEVEL = TENANT_SETTINGS_DEFAULTS.biometricQualityLevel;
 
 describe('quality on registry photos', () => {
   it('scores a clean face clearly above the same face blurred, darkened or shrunk', async () => {

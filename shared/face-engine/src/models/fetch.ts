@@ -48,11 +48,6 @@ function allPresent(dir: string, files: readonly WantedFile[]): boolean {
   return files.every((f) => existsSync(path.join(dir, f.file)));
 }
 
-export interface FetchResult {
-  readonly fetched: boolean;
-  readonly dir: string;
-}
-
 /**
  * Ensures `files` exist in `dir` with their pinned sha256. Skips the download when every file is
  * already present and valid, unless `force`.
@@ -62,7 +57,7 @@ export async function fetchPinnedFiles(
   files: readonly WantedFile[],
   dir: string,
   options: { force?: boolean; log?: (line: string) => void } = {},
-): Promise<FetchResult> {
+): Promise<void> {
   const log = options.log ?? (() => {});
   if (!options.force && allPresent(dir, files)) {
     const valid = await Promise.all(
@@ -70,7 +65,7 @@ export async function fetchPinnedFiles(
     );
     if (valid.every(Boolean)) {
       log(`${source.packageSpec}: ${files.length} files already cached and valid in ${dir}`);
-      return { fetched: false, dir };
+      return;
     }
   }
   const work = await mkdtemp(path.join(os.tmpdir(), 'portico-models-'));
@@ -109,7 +104,6 @@ export async function fetchPinnedFiles(
       await rename(tmp, path.join(dir, f.file));
     }
     log(`${source.packageSpec}: ${files.length} files verified and cached in ${dir}`);
-    return { fetched: true, dir };
   } finally {
     await rm(work, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 ;; SIMD kernel of FaceIndex's fast path: int8 templates x int16 query dot products.
-;; Built into scan-i8-wasm.ts by `pnpm --filter @portico/face-engine build:wasm`.
+;; Built to scan-i8.wasm with `npx -p wabt@1.0.39 wat2wasm scan-i8.wat -o scan-i8.wasm`.
 (module
   (memory (export "memory") 1)
   ;; out[r] = sum_j mat[r*d + j] * q[j]  for r in [0, n); mat: i8, q: i16, out: i32; d % 16 == 0.
