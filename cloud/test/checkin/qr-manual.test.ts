@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/infra/crypto.js';
 import { newId } from '../../src/infra/db/index.js';
 import { createNonceService } from '../../src/modules/checkin/nonces.js';
 import { adminOf, bearer, TestClock } from '../support/identity.js';
@@ -59,6 +60,7 @@ describe('QR tokens and manual check-in', () => {
     expect(read.body.token).toBe(created.body.token);
     const stored = await t.deps.db.prisma.checkinToken.findFirstOrThrow({ where: { identityId } });
     expect(stored.tokenHash).not.toContain(created.body.token);
+    expect(stored.tokenHash).toBe(hashToken(created.body.token));
     expect(Buffer.from(stored.tokenEnc!).includes(Buffer.from(created.body.token))).toBe(false);
 
     const scan = await t.request('GET', `/v1/public/checkin/qr/${created.body.token}`);
@@ -107,6 +109,22 @@ describe('QR tokens and manual check-in', () => {
     });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('not_found');
+  });
+
+  it('refuses the QR codes of a suspended tenant with 404 and records nothing', async () => {
+    const other = await adminOf(t);
+    const { identityId } = await personWithIdentity(t, other.tenant.tenantId, 'Carla');
+    const qr = await t.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: other.headers,
+    });
+    expect(qr.status).toBe(201);
+    const { prisma } = t.deps.db;
+    await prisma.tenant.update({ where: { id: other.tenant.tenantId }, data: { status: 'suspended' } });
+    const scan = await t.request('GET', `/v1/public/checkin/qr/${qr.body.token}`);
+    expect(scan.status).toBe(404);
+    expect(await prisma.checkIn.count({ where: { tenantId: other.tenant.tenantId } })).toBe(0);
+    await prisma.tenant.update({ where: { id: other.tenant.tenantId }, data: { status: 'active' } });
+    expect((await t.request('GET', `/v1/public/checkin/qr/${qr.body.token}`)).status).toBe(200);
   });
 
   it('checks a person in by hand, only with an admin session', async () => {
@@ -233,13 +251,19 @@ describe('liveness challenge', () => {
       status: 400,
       code: 'invalid_nonce',
     });
-    const [id, exp] = (await issue()).split('.');
+    const [id, exp, mac] = (await issue()).split('.');
     await expect(nonces.consume(tenantId, `${id}.${exp}.forged`)).rejects.toMatchObject({
       code: 'invalid_nonce',
     });
+    // Its own MAC with the expiry pushed back: the expiry is signed too.
+    await expect(nonces.consume(tenantId, `${id}.${Number(exp) + 3600}.${mac}`)).rejects.toMatchObject({
+      code: 'invalid_nonce',
+    });
+    // Another nonce's MAC on this id: the MAC binds the id.
     await expect(
-      nonces.consume(tenantId, `${id}.${Number(exp) + 3600}.${(await issue()).split('.')[2]}`),
+      nonces.consume(tenantId, `${id}.${exp}.${(await issue()).split('.')[2]}`),
     ).rejects.toMatchObject({ code: 'invalid_nonce' });
+    await expect(nonces.consume(tenantId, `${id}.${exp}.${mac}`)).resolves.toBeUndefined();
     const other = await adminOf(t);
     await expect(nonces.consume(other.tenant.tenantId, await issue())).rejects.toMatchObject({
       code: 'invalid_nonce',

@@ -145,22 +145,24 @@ describe('caller kinds', () => {
 
   it('a portal token cannot pass for an admin token by its type claim alone', async () => {
     const now = app.clock.now();
-    const { SignJWT } = await import('jose');
-    const mixed = await new SignJWT({
-      type: 'admin',
-      tid: admin.tenant.tenantId,
-      role: 'owner',
-      sid: newId(),
-    })
-      .setProtectedHeader({ alg: 'HS256' })
-      .setIssuer('portico')
-      .setAudience('person_portal')
-      .setSubject(newId())
-      .setIssuedAt(Math.floor(now.getTime() / 1000))
-      .setExpirationTime(Math.floor(now.getTime() / 1000) + 600)
-      .sign(app.deps.secrets.jwtKey);
-    const res = await app.request('GET', '/v1/auth/me', { headers: bearer(mixed) });
+    const { SignJWT, decodeJwt } = await import('jose');
+    // The claims of the admin's live session: only the audience differs between the two tokens.
+    const { sid, sub } = decodeJwt(admin.token);
+    const signed = (audience: string) =>
+      new SignJWT({ type: 'admin', tid: admin.tenant.tenantId, role: 'owner', sid })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer('portico')
+        .setAudience(audience)
+        .setSubject(sub!)
+        .setIssuedAt(Math.floor(now.getTime() / 1000))
+        .setExpirationTime(Math.floor(now.getTime() / 1000) + 600)
+        .sign(app.deps.secrets.jwtKey);
+    const res = await app.request('GET', '/v1/auth/me', { headers: bearer(await signed('person_portal')) });
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_token');
+    // Control: with the admin audience the same claims are accepted.
+    expect((await app.request('GET', '/v1/auth/me', { headers: bearer(await signed('admin')) })).status).toBe(
+      200,
+    );
   });
 });

@@ -2,6 +2,7 @@
 // upsert under concurrency, batch import limits, enrollment links over a real SMTP exchange, and the
 // onboarding endpoints answering 503 when the engine is unavailable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/infra/crypto.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { integratorOf } from './support.js';
@@ -264,6 +265,7 @@ describe('POST /v1/persons/:id/send-enrollment-link', () => {
     const row = await app.deps.db.prisma.enrollmentToken.findFirst({ where: { personId: p.body.id } });
     expect(row?.purpose).toBe('enrollment_link');
     expect(row?.tokenHash).not.toContain(token);
+    expect(row?.tokenHash).toBe(hashToken(token!));
     const verified = await app.request('POST', '/v1/public/onboarding/verify-token', {
       body: { enrollment_token: token },
     });

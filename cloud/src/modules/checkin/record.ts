@@ -20,9 +20,8 @@ export interface CheckinAttempt {
   verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
   personId: string | null;
   identityId?: string | null;
-  eventId?: string | undefined;
-  /** The event already loaded with `loadEvent` (callers that check it before expensive work). */
-  event?: EventRow | null;
+  /** The event the check-in names, loaded with `loadEvent` (null: none). */
+  event: EventRow | null;
   deviceId?: string | undefined;
   location?: { lat: number; lng: number } | undefined;
   score?: number | null;
@@ -63,8 +62,7 @@ export async function recordCheckin(
 ): Promise<CheckinResult> {
   const { prisma } = deps.db;
   const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
-  const event =
-    attempt.event !== undefined ? attempt.event : await loadEvent(deps.db, attempt.tenantId, attempt.eventId);
+  const { event } = attempt;
   const person = attempt.personId
     ? await prisma.person.findFirst({
         where: { id: attempt.personId, tenantId: attempt.tenantId },

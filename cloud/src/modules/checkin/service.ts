@@ -7,7 +7,8 @@ import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
 import type { RequestMeta } from '../../http/request-context.js';
-import { recordCheckin } from './record.js';
+import { tenantSettingsOf } from '../tenants/settings.js';
+import { loadEvent, recordCheckin } from './record.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'cipher' | 'config'>;
 
@@ -111,14 +112,19 @@ export function createCheckinService(deps: Deps) {
       const now = deps.clock.now();
       const row = await prisma.checkinToken.findUnique({
         where: { tokenHash: hashToken(token) },
-        include: { identity: { select: { personId: true, status: true } } },
+        include: {
+          identity: { select: { personId: true, status: true } },
+          tenant: { select: { status: true, settings: true } },
+        },
       });
+      // A suspended tenant's codes count as unknown, like its slug on the other public routes.
       if (
         !row ||
         row.kind !== 'qr' ||
         row.revokedAt ||
         (row.expiresAt && row.expiresAt <= now) ||
-        row.identity.status !== 'active'
+        row.identity.status !== 'active' ||
+        row.tenant.status !== 'active'
       ) {
         throw notFound('QR token');
       }
@@ -126,11 +132,12 @@ export function createCheckinService(deps: Deps) {
         throw notFound('QR token');
       return recordCheckin(deps, {
         tenantId: row.tenantId,
+        settings: tenantSettingsOf(row.tenant.settings),
         method: 'qr',
         verdict: 'recognised',
         personId: row.identity.personId,
         identityId: row.identityId,
-        eventId: query.eventId,
+        event: await loadEvent(deps.db, row.tenantId, query.eventId),
         deviceId: query.deviceId,
         location:
           query.lat !== undefined && query.lng !== undefined ? { lat: query.lat, lng: query.lng } : undefined,
@@ -150,7 +157,7 @@ export function createCheckinService(deps: Deps) {
         method: 'manual',
         verdict: 'recognised',
         personId: body.personId,
-        eventId: body.eventId,
+        event: await loadEvent(deps.db, actor.tenantId, body.eventId),
         deviceId: body.deviceId,
         actor,
         requestId: ctx.requestId,

@@ -110,7 +110,8 @@ export function createFaceGallery(deps: {
     const held = tenants.get(tenantId);
     if (held) {
       const since = new Date(held.syncedAt.getTime() - SKEW_MS);
-      held.syncedAt = deps.clock.now();
+      // Advanced only once the read succeeded: a failed read must not skip the templates it missed.
+      const readAt = deps.clock.now();
       // Ids first: the overlap re-reads rows already held (all of a bulk import, for SKEW_MS after it),
       // and only templates not held yet are worth their 2 KB embedding.
       const recent = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`
@@ -125,6 +126,7 @@ export function createFaceGallery(deps: {
            WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(unknown.slice(i, i + PAGE))})`;
         for (const row of fresh) add(held, tenantId, row);
       }
+      held.syncedAt = readAt;
       return held;
     }
     let pending = loading.get(tenantId);

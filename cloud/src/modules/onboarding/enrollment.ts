@@ -114,6 +114,7 @@ export function createEnrollment(deps: Deps) {
             name: 'person.enrolled',
             data: { personId, quality: face.analysis.quality, modelId: face.analysis.modelId },
             at: now,
+            settings: face.settings,
           });
         },
         /** After commit: the gallery learns the template, replaced image files are erased. */

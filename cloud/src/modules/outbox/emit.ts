@@ -10,7 +10,7 @@ import {
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { tenantSettingsOf } from '../tenants/settings.js';
+import { getTenantSettings } from '../tenants/service.js';
 
 export interface EmittedEvent {
   id: string;
@@ -54,12 +54,7 @@ export async function emitEvent<N extends EventName>(
     },
   });
   if (!webhookEvents.has(event.name)) return { id, hasWebhook: false };
-  const settings =
-    event.settings ??
-    tenantSettingsOf(
-      (await tx.tenant.findUniqueOrThrow({ where: { id: event.tenantId }, select: { settings: true } }))
-        .settings,
-    );
+  const settings = event.settings ?? (await getTenantSettings({ prisma: tx }, event.tenantId));
   const { webhookUrl } = settings;
   if (!webhookUrl) return { id, hasWebhook: false };
   await tx.webhookDelivery.create({

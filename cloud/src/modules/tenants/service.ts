@@ -11,7 +11,10 @@ import { checkWebhookUrl } from './webhook-url.js';
 type Db = Pick<Database, 'prisma'>;
 
 /** The effective settings of a tenant (defaults merged in). For every module that needs a threshold. */
-export async function getTenantSettings(db: Db, tenantId: string): Promise<TenantSettings> {
+export async function getTenantSettings(
+  db: { prisma: Pick<Db['prisma'], 'tenant'> },
+  tenantId: string,
+): Promise<TenantSettings> {
   const tenant = await db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { settings: true } });
   if (!tenant) throw notFound('Tenant');
   return tenantSettingsOf(tenant.settings);
