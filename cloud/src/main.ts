@@ -1,6 +1,7 @@
 // `pnpm start`: the service on its embedded defaults (or whatever the environment configures).
 import { ConfigError, loadConfig, loadDotEnv } from './config.js';
 import { BrokerPortInUseError } from './infra/bus.js';
+import { DataDirLockedError } from './infra/db/index.js';
 import { createLogger } from './infra/logger.js';
 import { createRuntime } from './runtime.js';
 import { PortInUseError, startServer } from './server.js';
@@ -35,8 +36,13 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  // Operator mistakes (bad config, busy ports) get one clear line, not a stack trace.
-  if (err instanceof ConfigError || err instanceof PortInUseError || err instanceof BrokerPortInUseError) {
+  // Operator mistakes (bad config, busy ports, a data directory in use) get one clear line, not a stack trace.
+  if (
+    err instanceof ConfigError ||
+    err instanceof PortInUseError ||
+    err instanceof BrokerPortInUseError ||
+    err instanceof DataDirLockedError
+  ) {
     process.stderr.write(`portico: ${err.message}\n`);
   } else {
     process.stderr.write(

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
 import { createCipher } from '../infra/crypto.js';
-import { openDatabase } from '../infra/db/index.js';
+import { DataDirLockedError, openDatabase } from '../infra/db/index.js';
 import { loadSecrets } from '../infra/secrets.js';
 import { ProvisionError, provisionTenant } from '../modules/tenants/provision.js';
 
@@ -67,6 +67,7 @@ main(process.argv.slice(2)).then(
     const known =
       err instanceof ProvisionError ||
       err instanceof ConfigError ||
+      err instanceof DataDirLockedError ||
       (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
     process.stderr.write(
       `portico: ${known ? (err as Error).message : String((err as Error).stack ?? err)}\n`,

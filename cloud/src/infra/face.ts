@@ -73,10 +73,11 @@ function wrap(
     const current = engine();
     const status = state();
     if (!current || status.state !== 'ready') {
+      // The reason (a model path, a fetch command) is for operators: health reports it, not this error.
       throw new AppError(
         503,
         'engine_unavailable',
-        `The biometric engine is ${status.state}: ${status.reason ?? ''}`.trim(),
+        `The biometric engine is ${status.state}; try again later`,
         {
           headers: { 'Retry-After': '30' },
         },

@@ -57,6 +57,7 @@ describe('face engine without models', () => {
     expect(enroll.status).toBe(503);
     expect(enroll.body.code).toBe('engine_unavailable');
     expect(enroll.headers.get('retry-after')).toBe('30');
+    expect(enroll.body.detail).not.toContain(FETCH_COMMAND);
     const onboard = await app.request('POST', '/v1/onboarding', {
       headers: t.headers,
       body: { name: 'C', document: 'D', frame: 'aGVsbG8=' },

@@ -1,12 +1,13 @@
 // The real entry points as an operator runs them: `src/main.ts` and `src/cli/main.ts` in child processes
 // on the embedded defaults (PGlite in DATA_DIR, embedded broker, file mail outbox).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireDataDirLock } from '../../src/infra/db/lock.js';
 
 const cloudDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -117,6 +118,25 @@ describe('the service process on its embedded defaults', () => {
       squatter.close();
     }
   }, 120_000);
+
+  it('refuses a data directory in use by another process in one line, without a stack trace', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-locked-'));
+    await mkdir(path.join(dataDir, 'pglite'));
+    const release = await acquireDataDirLock(path.join(dataDir, 'pglite'));
+    try {
+      const cli = run(
+        'src/cli/main.ts',
+        ['tenant', 'create', '--slug', 'locked', '--name', 'Locked', '--admin-email', 'a@example.com'],
+        { ...env, DATA_DIR: dataDir },
+      );
+      expect(await cli.exited).toBe(2);
+      expect(cli.err()).toMatch(/^portico: The embedded database in .* is in use by process \d+/);
+      expect(cli.err()).not.toMatch(/\n\s+at /);
+    } finally {
+      await release();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('rejects invalid CLI input with a clear message', async () => {
     const bad = run(

@@ -36,8 +36,8 @@ export const AgePolicy = z
       .openapi({ description: 'Minimum age in whole years; null means no age rule.', example: 18 }),
     belowMinimum: z.enum(['deny', 'require_guardian_consent']).openapi({
       description:
-        'What happens to a person under `minimumAge`: `deny` refuses registration and check-in; ' +
-        '`require_guardian_consent` accepts them only with a recorded guardian consent.',
+        'What is to happen to a person under `minimumAge`: `deny` (refuse registration and check-in) or ' +
+        '`require_guardian_consent`. Stored and returned only: this version does not enforce it yet.',
     }),
   })
   .openapi('AgePolicy');

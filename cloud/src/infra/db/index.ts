@@ -15,6 +15,7 @@ import { migrate, type MigrationConnection } from './migrate.js';
 export type { PrismaClient } from '../../generated/prisma/client.js';
 export { newId } from './ids.js';
 export { MigrationError } from './migrate.js';
+export { DataDirLockedError } from './lock.js';
 
 /**
  * The client inside `prisma.$transaction(async (tx) => ...)`. On PGlite there is one connection:

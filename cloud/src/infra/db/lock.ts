@@ -18,6 +18,9 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Another live process holds the embedded database's directory (an operator's mistake, not a bug). */
+export class DataDirLockedError extends Error {}
+
 /** Takes the lock on `dir` or throws; resolves to the function that releases it. */
 export async function acquireDataDirLock(dir: string): Promise<() => Promise<void>> {
   const key = resolve(dir);
@@ -48,7 +51,7 @@ export async function acquireDataDirLock(dir: string): Promise<() => Promise<voi
       // pid (typical for pid 1 in a restarted container); a dead pid is a crashed owner.
       const stale = !owner || (owner.host === hostname() && (owner.pid === process.pid || !alive(owner.pid)));
       if (!stale) {
-        throw new Error(
+        throw new DataDirLockedError(
           `The embedded database in ${key} is in use by process ${owner.pid} on ${owner.host} (since ` +
             `${owner.since}). PGlite allows one process per data directory: stop that process or reach ` +
             `the database through it. If it is not running, delete ${file}.`,
