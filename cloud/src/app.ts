@@ -47,5 +47,5 @@ export function createApp(deps: AppDeps) {
   app.use(api);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
-  return { app, openapi };
+  return app;
 }

@@ -16,7 +16,7 @@ export class PortInUseError extends Error {}
 
 export async function startServer(runtime: Runtime): Promise<RunningServer> {
   const { config } = runtime.deps;
-  const { app } = createApp(runtime.deps);
+  const app = createApp(runtime.deps);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -86,8 +86,9 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
 export function rateLimited(
   retryAfterSeconds: number,
   message = 'Too many attempts; try again later',
+  code: 'rate_limited' | 'account_locked' = 'rate_limited',
 ): AppError {
-  return new AppError(429, 'rate_limited', message, {
+  return new AppError(429, code, message, {
     headers: { 'Retry-After': String(retryAfterSeconds) },
     extra: { retryAfterSeconds },
   });

@@ -168,10 +168,11 @@ export function createAuthService(
     if (user?.lockedUntil && user.lockedUntil > now) {
       await audit('auth.login.failed', { reason: 'account_locked' });
       const retryAfterSeconds = Math.ceil((user.lockedUntil.getTime() - now.getTime()) / 1000);
-      throw new AppError(429, 'account_locked', 'The account is locked after repeated failed logins', {
-        headers: { 'Retry-After': String(retryAfterSeconds) },
-        extra: { retryAfterSeconds },
-      });
+      throw rateLimited(
+        retryAfterSeconds,
+        'The account is locked after repeated failed logins',
+        'account_locked',
+      );
     }
     const passwordOk = await verifyPassword(user?.passwordHash ?? DUMMY_HASH, input.password);
     if (!user || !passwordOk || user.tenant.status !== 'active') {

@@ -15,9 +15,7 @@ import { loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
 
 /** Per tenant, across all its kiosks and integrations. */
-export const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
-/** Per client address, on every public check-in route (a kiosk makes one call per person). */
-export const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
+const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
 
 export interface IdentifyInput {
   frame: string;
@@ -102,8 +100,6 @@ export function createIdentify(
     input: IdentifyInput,
     meta: RequestMeta,
   ) {
-    // The per-client limit comes first, so unknown slugs cannot be probed at full speed either.
-    await limiter.enforce(`identify:ip:${meta.ip}`, PER_CLIENT);
     const tenant = await tenantBySlug(deps.db, tenantSlug);
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
     await limiter.enforce(`identify:tenant:${tenant.id}`, PER_TENANT);

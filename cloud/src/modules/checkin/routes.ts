@@ -10,10 +10,10 @@ import {
   TenantSlugParams,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
-import { createRateLimiter } from '../../http/rate-limit.js';
+import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
-import { createIdentify, PER_CLIENT } from './identify.js';
+import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
@@ -25,6 +25,9 @@ const RATE_LIMIT_ERROR = {
   code: 'rate_limited',
   description: 'more than 120 calls a minute from one client address; `Retry-After` says when to retry',
 } as const;
+
+/** Per client address, on every public check-in route (a kiosk makes one call per person). */
+const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
 
 export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
@@ -96,10 +99,12 @@ export function checkinRoutes(deps: AppDeps) {
         },
         { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or down' },
       ],
-      handler: async ({ params, body, actor, req, res }) => ({
-        status: 200,
-        body: await identify(actor, params.tenantSlug, body, requestMeta(req, res)),
-      }),
+      handler: async ({ params, body, actor, req, res }) => {
+        const meta = requestMeta(req, res);
+        // The per-client limit comes first, so unknown slugs cannot be probed at full speed either.
+        await limitClient('identify', meta.ip);
+        return { status: 200, body: await identify(actor, params.tenantSlug, body, meta) };
+      },
     }),
     defineRoute({
       method: 'get',
