@@ -3,20 +3,24 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createFaceEngine, type FaceEngine } from '@portico/face-engine';
+import type { FaceEngine } from '@portico/face-engine';
 import mqtt from 'mqtt';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { faceServiceOf } from '../../src/infra/face.js';
 import { adminOf, bearer } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import {
+  base64,
+  facelessPng,
+  HAS_LABELLED,
+  HAS_MODELS,
+  LABELLED_DIR,
+  sharedFaceEngine,
+} from '../support/faces.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
-const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/faces');
-const photo = async (rel: string) => (await readFile(path.join(FACES, rel))).toString('base64');
+const photo = async (rel: string) => (await readFile(path.join(LABELLED_DIR, rel))).toString('base64');
 
-describe.skipIf(!existsSync(FACES))(`identify by face (real photos from ${FACES})`, () => {
+describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos from ${LABELLED_DIR})`, () => {
   let engine: FaceEngine;
   let t: TestApp;
   let receiver: WebhookReceiver;
@@ -31,8 +35,9 @@ describe.skipIf(!existsSync(FACES))(`identify by face (real photos from ${FACES}
     t.request('POST', `/v1/public/checkin/${admin.tenant.slug}/identify`, { body, headers });
 
   beforeAll(async () => {
-    engine = await createFaceEngine({ workers: 1 });
-    t = await createTestApp({ face: faceServiceOf(engine) });
+    let face;
+    ({ engine, face } = await sharedFaceEngine(1));
+    t = await createTestApp({ face });
     receiver = await startWebhookReceiver();
     admin = await adminOf(t);
     await settings({ webhookUrl: receiver.url });
@@ -110,10 +115,7 @@ describe.skipIf(!existsSync(FACES))(`identify by face (real photos from ${FACES}
     const imagesDir = path.join(t.deps.config.dataDir, 'images', admin.tenant.tenantId);
     const files = async () => (existsSync(imagesDir) ? (await readdir(imagesDir)).length : 0);
     const [filesBefore, rowsBefore] = [await files(), await t.deps.db.prisma.biometricImage.count()];
-    const sky = await sharp({ create: { width: 640, height: 480, channels: 3, background: '#6aa0e0' } })
-      .jpeg()
-      .toBuffer();
-    const noFace = await identify({ frame: sky.toString('base64') });
+    const noFace = await identify({ frame: base64(await facelessPng()) });
     expect(noFace.status).toBe(400);
     expect(noFace.body.code).toBe('no_face_detected');
     const notImage = await identify({ frame: Buffer.from('GIF89a not a jpeg').toString('base64') });
