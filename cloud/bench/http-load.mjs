@@ -22,8 +22,6 @@ await Promise.all(
         ms: performance.now() - t0,
         status: res.status,
         ok: res.status === 200 && body.person?.displayName === probe.name,
-        checkInId: body.checkInId,
-        at: Date.now(),
       });
     }
   }),

@@ -10,7 +10,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import pg from 'pg';
 import { EMBEDDING_DIMENSIONS, embeddingToBuffer } from '@portico/face-engine';
 import { loadConfig } from '../src/config.js';
 import { newId } from '../src/infra/db/index.js';
@@ -19,6 +18,7 @@ import { templateContext } from '../src/modules/faces/gallery.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
 import { startServer } from '../src/server.js';
+import { createScratchPostgresDatabase } from '../test/support/database.js';
 import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
 
 const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/faces');
@@ -55,8 +55,6 @@ interface LoadResult {
   ms: number;
   status: number;
   ok: boolean;
-  checkInId: string;
-  at: number;
 }
 
 function runLoad(data: object): Promise<{ results: LoadResult[]; seconds: number }> {
@@ -67,25 +65,6 @@ function runLoad(data: object): Promise<{ results: LoadResult[]; seconds: number
   });
 }
 
-async function scratchDatabase(serverUrl: string) {
-  const name = `portico_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 async function main() {
   if (!existsSync(FACES)) {
     console.log(`identify benchmark skipped: ${FACES} (real probe photos) is absent`);
@@ -93,7 +72,7 @@ async function main() {
   }
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
   const scratch = process.env.BENCH_DATABASE_URL
-    ? await scratchDatabase(process.env.BENCH_DATABASE_URL)
+    ? await createScratchPostgresDatabase(process.env.BENCH_DATABASE_URL)
     : undefined;
   const config = loadConfig({
     DATABASE_URL: scratch?.url,

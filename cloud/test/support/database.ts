@@ -76,23 +76,27 @@ export function migratedSnapshot(): Promise<Blob> {
   return snapshot;
 }
 
-/** An empty database on the TEST_DATABASE_URL server, with the means to drop it. */
-export async function createScratchPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!testDatabaseUrl) throw new Error('TEST_DATABASE_URL is not set');
+/** An empty database on the server of `serverUrl` (default TEST_DATABASE_URL), with the means to drop it. */
+export async function createScratchPostgresDatabase(
+  serverUrl = testDatabaseUrl,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!serverUrl) throw new Error('TEST_DATABASE_URL is not set');
   const name = `portico_t_${randomBytes(6).toString('hex')}`;
-  await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}"`));
-  const url = new URL(testDatabaseUrl);
+  await withAdmin(serverUrl, (admin) => admin.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     // FORCE (PostgreSQL 13+) ends sessions a failed test may have left open.
     drop: () =>
-      withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(() => {}),
+      withAdmin(serverUrl, (admin) => admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => {},
+      ),
   };
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+async function withAdmin<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
     return await fn(admin);
