@@ -26,6 +26,13 @@ export class AppError extends Error {
 
 export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found`);
 
+/** 400 `validation_failed` for fields that passed the schema but not a rule of the service. */
+export function invalidFields(errors: FieldError[]): AppError {
+  return new AppError(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), {
+    errors,
+  });
+}
+
 const TITLES: Partial<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',

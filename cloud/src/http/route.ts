@@ -5,7 +5,7 @@ import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openap
 import type { z } from '@portico/contract';
 import { Problem, type ErrorCode } from '@portico/contract';
 import type { ActorKind, ActorOf } from './actor.js';
-import { AppError, type FieldError } from './errors.js';
+import { AppError, invalidFields, type FieldError } from './errors.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Schema = z.ZodType;
@@ -74,10 +74,7 @@ function parse(schema: unknown, value: unknown, where: string): unknown {
   if (!schema) return undefined;
   const result = (schema as Schema).safeParse(value);
   if (!result.success) {
-    const errors = toFieldErrors(result.error, where);
-    throw new AppError(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), {
-      errors,
-    });
+    throw invalidFields(toFieldErrors(result.error, where));
   }
   return result.data;
 }

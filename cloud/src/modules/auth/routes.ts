@@ -11,7 +11,7 @@ import {
   UserProfile,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
-import { AppError } from '../../http/errors.js';
+import { AppError, invalidFields } from '../../http/errors.js';
 import { createRateLimiter } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
@@ -242,10 +242,7 @@ export function authRoutes(deps: AppDeps) {
         const meta = requestMeta(req, res);
         if (body.mfaTicket) return withCookie(await mfa.redeemTicket(body.mfaTicket, body.code, meta));
         if (actor.kind !== 'adminSession') {
-          const errors = [{ path: 'body.mfaTicket', message: 'Required without a session token' }];
-          throw new AppError(400, 'validation_failed', 'body.mfaTicket: Required without a session token', {
-            errors,
-          });
+          throw invalidFields([{ path: 'body.mfaTicket', message: 'Required without a session token' }]);
         }
         const at = await mfa.verifyInSession(actor.userId, body.code, meta);
         return { status: 200, body: { verified: true, verifiedAt: at.toISOString() } };

@@ -16,7 +16,7 @@ import {
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError, invalidFields, notFound } from '../../http/errors.js';
 import { toFieldErrors } from '../../http/route.js';
 import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
 
@@ -53,9 +53,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
     if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
     return { createdAt, id };
   } catch {
-    throw new AppError(400, 'validation_failed', 'query.cursor: not a cursor this API issued', {
-      errors: [{ path: 'query.cursor', message: 'not a cursor this API issued' }],
-    });
+    throw invalidFields([{ path: 'query.cursor', message: 'not a cursor this API issued' }]);
   }
 }
 

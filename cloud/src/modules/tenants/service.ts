@@ -2,7 +2,7 @@
 // them over TENANT_SETTINGS_DEFAULTS (settings.ts), so a new default reaches every tenant that did not override it.
 import type { TenantSettings, TenantSettingsPatch, Tenant as TenantWire } from '@portico/contract';
 import type { Prisma, Tenant } from '../../generated/prisma/client.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { invalidFields, notFound } from '../../http/errors.js';
 import type { Database } from '../../infra/db/index.js';
 import { recordAudit, type AuditEntry } from '../audit/record.js';
 import { tenantSettingsOf } from './settings.js';
@@ -40,8 +40,12 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
   const { prisma } = deps.db;
 
   /** Another tenant's id is 404, exactly like an id that does not exist. */
-  async function ownTenant(ctx: TenantContext, id: string): Promise<Tenant> {
+  function ownId(ctx: TenantContext, id: string): void {
     if (id !== ctx.actor.tenantId) throw notFound('Tenant');
+  }
+
+  async function ownTenant(ctx: TenantContext, id: string): Promise<Tenant> {
+    ownId(ctx, id);
     const tenant = await prisma.tenant.findUnique({ where: { id } });
     if (!tenant) throw notFound('Tenant');
     return tenant;
@@ -65,7 +69,7 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
     },
 
     async update(ctx: TenantContext, id: string, patch: { name?: string | undefined }): Promise<TenantWire> {
-      await ownTenant(ctx, id);
+      ownId(ctx, id);
       return prisma.$transaction(async (tx) => {
         const updated = await tx.tenant.update({
           where: { id },
@@ -87,17 +91,15 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
     ): Promise<TenantSettings> {
       if (typeof patch.webhookUrl === 'string') {
         const check = checkWebhookUrl(patch.webhookUrl, { allowPrivate: deps.allowPrivateWebhookUrls });
-        if (!check.ok) {
-          const errors = [{ path: 'body.webhookUrl', message: check.reason }];
-          throw new AppError(400, 'validation_failed', `body.webhookUrl: ${check.reason}`, { errors });
-        }
+        if (!check.ok) throw invalidFields([{ path: 'body.webhookUrl', message: check.reason }]);
       }
-      await ownTenant(ctx, id);
+      ownId(ctx, id);
       return prisma.$transaction(async (tx) => {
-        // Read again inside the transaction so two concurrent patches of different fields both land.
+        // Read inside the transaction, locked, so two concurrent patches of different fields both land.
         const rows = await tx.$queryRaw<{ settings: Prisma.JsonValue }[]>`
           SELECT settings FROM tenants WHERE id = ${id} FOR UPDATE`;
-        const stored = (rows[0]?.settings ?? {}) as Record<string, unknown>;
+        if (!rows[0]) throw notFound('Tenant');
+        const stored = (rows[0].settings ?? {}) as Record<string, unknown>;
         const next: Record<string, unknown> = { ...stored };
         for (const [key, value] of Object.entries(patch)) {
           if (value === undefined) continue;
