@@ -291,6 +291,10 @@ describe('public onboarding without a face engine', () => {
     });
     expect(reg.status).toBe(201);
     expect(reg.body.enrollment_token).toMatch(/^et_/);
+    const registered = await app.deps.db.prisma.auditLog.findFirstOrThrow({
+      where: { action: 'person.registered', targetId: reg.body.personId },
+    });
+    expect(registered.requestId).toBe(reg.headers.get('x-request-id'));
     const health = await app.request('GET', '/v1/public/onboarding/health');
     expect(health.status).toBe(503);
     expect(health.body).toMatchObject({

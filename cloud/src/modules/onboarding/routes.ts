@@ -101,7 +101,7 @@ export function onboardingRoutes(deps: AppDeps) {
       ],
       handler: async ({ body, req, res }) => ({
         status: 201,
-        body: await onboarding.register(body, requestMeta(req, res).ip),
+        body: await onboarding.register(body, requestMeta(req, res)),
       }),
     }),
     defineRoute({
@@ -122,7 +122,7 @@ export function onboardingRoutes(deps: AppDeps) {
       ],
       handler: async ({ body, req, res }) => ({
         status: 200,
-        body: await onboarding.verifyToken(body.enrollment_token, requestMeta(req, res).ip),
+        body: await onboarding.verifyToken(body.enrollment_token, requestMeta(req, res)),
       }),
     }),
     defineRoute({
@@ -150,7 +150,7 @@ export function onboardingRoutes(deps: AppDeps) {
       ],
       handler: async ({ actor, body, req, res }) => ({
         status: 200,
-        body: await onboarding.enroll(actor, body, requestMeta(req, res).ip),
+        body: await onboarding.enroll(actor, body, requestMeta(req, res)),
       }),
     }),
   ];

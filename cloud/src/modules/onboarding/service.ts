@@ -12,6 +12,7 @@ import type {
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
+import type { RequestMeta } from '../../http/request-context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { isUniqueViolation, newId } from '../../infra/db/index.js';
@@ -42,8 +43,8 @@ export function createOnboardingService(
   const enrollment = createEnrollment(deps);
   const limiter = createRateLimiter(deps.db, deps.clock);
 
-  const limit = (kind: keyof typeof PUBLIC_LIMITS, ip: string | null) =>
-    limiter.enforce(`onboarding:${kind}:${ip ?? 'unknown'}`, PUBLIC_LIMITS[kind]);
+  const limit = (kind: keyof typeof PUBLIC_LIMITS, ip: string) =>
+    limiter.enforce(`onboarding:${kind}:${ip}`, PUBLIC_LIMITS[kind]);
 
   return {
     health(): { status: number; body: OnboardingHealth } {
@@ -106,8 +107,8 @@ export function createOnboardingService(
       };
     },
 
-    async register(input: RegisterRequest, ip: string | null): Promise<RegisterResult> {
-      await limit('register', ip);
+    async register(input: RegisterRequest, meta: RequestMeta): Promise<RegisterResult> {
+      await limit('register', meta.ip);
       const tenant = await tenantBySlug(deps.db, input.tenantSlug);
       const now = deps.clock.now();
       return prisma.$transaction(async (tx) => {
@@ -126,7 +127,8 @@ export function createOnboardingService(
           action: 'person.registered',
           targetType: 'person',
           targetId: person.id,
-          ip,
+          ip: meta.ip,
+          requestId: meta.requestId,
         });
         return {
           personId: person.id,
@@ -136,8 +138,8 @@ export function createOnboardingService(
       });
     },
 
-    async verifyToken(token: string, ip: string | null): Promise<VerifyTokenResult> {
-      await limit('verify', ip);
+    async verifyToken(token: string, meta: RequestMeta): Promise<VerifyTokenResult> {
+      await limit('verify', meta.ip);
       const row = await usableToken(prisma, token, deps.clock.now());
       return { valid: true, personId: row.personId, expiresAt: row.expiresAt.toISOString() };
     },
@@ -146,12 +148,12 @@ export function createOnboardingService(
      * Authorised by an enrollment token bound to `personId` (consumed on success) or by an API key of
      * the person's tenant. Re-enrollment replaces the template and the enrollment image.
      */
-    async enroll(caller: EnrollCaller, input: EnrollRequest, ip: string | null): Promise<EnrollResult> {
+    async enroll(caller: EnrollCaller, input: EnrollRequest, meta: RequestMeta): Promise<EnrollResult> {
       const now = deps.clock.now();
       let tenantId: string;
       let tokenId: string | null = null;
       if (input.enrollment_token !== undefined) {
-        if (caller.kind === 'public') await limit('enroll', ip);
+        if (caller.kind === 'public') await limit('enroll', meta.ip);
         const row = await usableToken(prisma, input.enrollment_token, now);
         if (
           row.personId !== input.personId ||
@@ -189,7 +191,8 @@ export function createOnboardingService(
               modelId: face.analysis.modelId,
               viaToken: tokenId !== null,
             },
-            ip,
+            ip: meta.ip,
+            requestId: meta.requestId,
           });
         });
       } catch (error) {
