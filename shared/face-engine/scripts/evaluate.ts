@@ -18,11 +18,10 @@ import {
   type LabelledEmbedding,
 } from '../src/evaluation.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
-import { resolveModelDir } from '../src/models/model-dir.js';
+import { defaultLabelledDir, resolveModelDir } from '../src/models/model-dir.js';
 import type { StageTimings } from '../src/types.js';
 
-const workspaceRoot = path.dirname(resolveModelDir({}));
-const folder = path.resolve(process.argv[2] ?? path.join(workspaceRoot, '..', 'shared', 'faces'));
+const folder = path.resolve(process.argv[2] ?? defaultLabelledDir());
 if (!existsSync(folder)) {
   console.error(
     `No labelled folder at ${folder}. Pass one: pnpm --filter @portico/face-engine eval <folder>`,

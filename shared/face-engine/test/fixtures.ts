@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { FaceEngineError } from '../src/errors.js';
 import { fetchPinnedFiles } from '../src/models/fetch.js';
 import { FIXTURE_SOURCE, FIXTURES } from '../src/models/manifest.js';
-import { fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
+import { defaultLabelledDir, fixtureDir, resolveModelDir } from '../src/models/model-dir.js';
 
 export async function registryPhotos(): Promise<Map<string, Buffer>> {
   const dir = fixtureDir(resolveModelDir());
@@ -17,7 +17,7 @@ export async function registryPhotos(): Promise<Map<string, Buffer>> {
 }
 
 /** `../shared/faces` next to the workspace root; tests that need it are skipped when it is absent. */
-export const LABELLED_DIR = path.resolve(path.dirname(resolveModelDir({})), '..', 'shared', 'faces');
+export const LABELLED_DIR = defaultLabelledDir();
 export const HAS_LABELLED = existsSync(LABELLED_DIR);
 export const LABELLED_SKIP_REASON = `../shared/faces not found at ${LABELLED_DIR}: labelled-photo tests skipped`;
 

@@ -22,6 +22,11 @@ export function resolveModelDir(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
+/** The labelled photo set the evaluation and tests use by default: `../shared/faces` beside the workspace. */
+export function defaultLabelledDir(): string {
+  return path.resolve(path.dirname(resolveModelDir({})), '..', 'shared', 'faces');
+}
+
 export function fixtureDir(modelDir: string): string {
   return path.join(modelDir, 'fixtures');
 }
