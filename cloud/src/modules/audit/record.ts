@@ -3,6 +3,7 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../../http/actor.js';
 import { newId, type Tx } from '../../infra/db/index.js';
+import { insertRow, jsonb } from '../../infra/db/statements.js';
 
 export interface AuditEntry {
   tenantId: string | null;
@@ -17,20 +18,23 @@ export interface AuditEntry {
 }
 
 /** Write inside the caller's transaction so the audit row commits with the change it records. */
-export async function recordAudit(tx: Pick<Tx, 'auditLog'>, entry: AuditEntry): Promise<void> {
-  await tx.auditLog.create({
-    data: {
-      id: newId(),
-      tenantId: entry.tenantId,
-      actorType: entry.actorType,
-      actorId: entry.actorId ?? null,
-      action: entry.action,
-      targetType: entry.targetType ?? null,
-      targetId: entry.targetId ?? null,
-      metadata: entry.metadata ?? {},
-      ip: entry.ip ?? null,
-      requestId: entry.requestId ?? null,
-    },
+export async function recordAudit(tx: Pick<Tx, '$executeRaw'>, entry: AuditEntry): Promise<void> {
+  await tx.$executeRaw(auditInsert(entry));
+}
+
+/** The audit row as an insert, for a statement that writes it with the change it records. */
+export function auditInsert(entry: AuditEntry): Prisma.Sql {
+  return insertRow('audit_logs', {
+    id: newId(),
+    tenant_id: entry.tenantId,
+    actor_type: entry.actorType,
+    actor_id: entry.actorId ?? null,
+    action: entry.action,
+    target_type: entry.targetType ?? null,
+    target_id: entry.targetId ?? null,
+    metadata: jsonb(entry.metadata ?? {}),
+    ip: entry.ip ?? null,
+    request_id: entry.requestId ?? null,
   });
 }
 

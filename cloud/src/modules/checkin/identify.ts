@@ -7,6 +7,7 @@ import { AppError, notFound } from '../../http/errors.js';
 import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { newId } from '../../infra/db/index.js';
+import { insertRow } from '../../infra/db/statements.js';
 import { frameBytes } from '../../infra/face.js';
 import type { StoredImage } from '../../infra/image-store.js';
 import { tenantBySlug } from '../tenants/service.js';
@@ -76,21 +77,19 @@ export function createIdentify(
       actor: admitted.actor,
       requestId: admitted.meta.requestId,
       ip: admitted.meta.ip,
-      attach: async (tx, checkInId) => {
-        await tx.biometricImage.create({
-          data: {
-            id: imageId,
-            tenantId,
-            personId,
-            checkInId,
-            kind: 'checkin',
-            storageKey: stored.storageKey,
-            contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
-            byteSize: stored.byteSize,
-            sha256: stored.sha256,
-          },
-        });
-      },
+      alsoInsert: (checkInId) => [
+        insertRow('biometric_images', {
+          id: imageId,
+          tenant_id: tenantId,
+          person_id: personId,
+          check_in_id: checkInId,
+          kind: 'checkin',
+          storage_key: stored.storageKey,
+          content_type: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
+          byte_size: stored.byteSize,
+          sha256: stored.sha256,
+        }),
+      ],
     });
   }
 

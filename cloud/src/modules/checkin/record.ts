@@ -1,15 +1,23 @@
 // One path for every check-in, whatever its method: apply the event's rules, record the decision with
-// its scores, audit it and emit its event (webhook + bus) in one transaction.
+// its scores, audit it and emit its event (webhook + bus) in one statement (inside a transaction only
+// when the event's rules must read its admissions under a lock).
 import type { CheckinResult, TenantSettings, z } from '@portico/contract';
 import type { CheckinMethod, GeofenceStatus } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { notFound } from '../../http/errors.js';
-import { newId, type Tx } from '../../infra/db/index.js';
-import { auditActorOf, recordAudit } from '../audit/record.js';
-import { emitEvent } from '../outbox/emit.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { newId } from '../../infra/db/index.js';
+import { insertRow, oneStatement } from '../../infra/db/statements.js';
+import { auditActorOf, auditInsert } from '../audit/record.js';
+import { eventInserts } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { denialReason, geofenceStatus, type EventRow } from './rules.js';
+
+interface Decision {
+  outcome: CheckinResult['outcome'];
+  reason: CheckinResult['reason'];
+}
 
 export interface CheckinAttempt {
   tenantId: string;
@@ -30,8 +38,8 @@ export interface CheckinAttempt {
   actor: Actor;
   requestId?: string | null;
   ip?: string | null;
-  /** Runs inside the transaction once the check-in row exists (e.g. to record the stored frame). */
-  attach?: (tx: Tx, checkInId: string) => Promise<void>;
+  /** Rows written with the check-in, in the same statement (e.g. its stored frame). */
+  alsoInsert?: (checkInId: string) => Prisma.Sql[];
 }
 
 const EVENT_FIELDS = {
@@ -78,75 +86,75 @@ export async function recordCheckin(
   const occurredAt = deps.clock.now();
   const checkInId = newId();
 
-  const result = await prisma.$transaction(async (tx) => {
-    let outcome: CheckinResult['outcome'];
-    let reason: CheckinResult['reason'] = null;
-    if (attempt.verdict === 'liveness_failed') outcome = 'liveness_failed';
-    else if (attempt.verdict === 'not_recognised' || !person) {
-      outcome = 'denied';
-      reason = 'not_recognised';
-    } else {
-      if (event) await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
-      reason = event ? await denialReason(tx, event, person.id, attempt.method) : null;
-      outcome = reason ? 'denied' : geofence === 'outside' ? 'geofence_alert' : 'success';
-    }
-    await tx.checkIn.create({
-      data: {
+  const write = ({ outcome, reason }: Decision) => {
+    const facts = {
+      personId: person?.id ?? null,
+      eventId: event?.id ?? null,
+      score: attempt.score ?? null,
+      livenessScore: attempt.livenessScore ?? null,
+      geofenceStatus: geofence,
+    };
+    return oneStatement([
+      insertRow('check_ins', {
         id: checkInId,
-        tenantId: attempt.tenantId,
-        personId: person?.id ?? null,
-        identityId: attempt.identityId ?? null,
-        eventId: event?.id ?? null,
-        deviceId: null,
+        tenant_id: attempt.tenantId,
+        person_id: facts.personId,
+        identity_id: attempt.identityId ?? null,
+        event_id: facts.eventId,
         method: attempt.method,
         outcome,
-        score: attempt.score ?? null,
-        livenessScore: attempt.livenessScore ?? null,
-        geofenceStatus: geofence,
+        score: facts.score,
+        liveness_score: facts.livenessScore,
+        geofence_status: geofence,
         latitude: attempt.location?.lat ?? null,
         longitude: attempt.location?.lng ?? null,
-        occurredAt,
-        receivedAt: occurredAt,
-      },
-    });
-    await attempt.attach?.(tx, checkInId);
-    await recordAudit(tx, {
-      tenantId: attempt.tenantId,
-      ...auditActorOf(attempt.actor),
-      action: `checkin.${attempt.method}`,
-      targetType: 'check_in',
-      targetId: checkInId,
-      metadata: {
-        outcome,
-        reason,
-        personId: person?.id ?? null,
-        eventId: event?.id ?? null,
-        score: attempt.score ?? null,
-        livenessScore: attempt.livenessScore ?? null,
-        geofenceStatus: geofence,
-        deviceLabel: attempt.deviceId ?? null,
-      },
-      ip: attempt.ip ?? null,
-      requestId: attempt.requestId ?? null,
-    });
-    await emitEvent(tx, {
-      tenantId: attempt.tenantId,
-      name: `checkin.${outcome}`,
-      data: {
-        checkInId,
-        personId: person?.id ?? null,
-        eventId: event?.id ?? null,
-        method: attempt.method,
-        geofenceStatus: geofence,
-        score: attempt.score ?? null,
-        livenessScore: attempt.livenessScore ?? null,
-        deviceId: attempt.deviceId ?? null,
-      },
-      at: occurredAt,
-      settings,
-    });
-    return { outcome, reason };
+        occurred_at: occurredAt,
+        received_at: occurredAt,
+      }),
+      ...(attempt.alsoInsert?.(checkInId) ?? []),
+      auditInsert({
+        tenantId: attempt.tenantId,
+        ...auditActorOf(attempt.actor),
+        action: `checkin.${attempt.method}`,
+        targetType: 'check_in',
+        targetId: checkInId,
+        metadata: { outcome, reason, ...facts, deviceLabel: attempt.deviceId ?? null },
+        ip: attempt.ip ?? null,
+        requestId: attempt.requestId ?? null,
+      }),
+      ...eventInserts(
+        {
+          tenantId: attempt.tenantId,
+          name: `checkin.${outcome}`,
+          data: { checkInId, ...facts, method: attempt.method, deviceId: attempt.deviceId ?? null },
+          at: occurredAt,
+        },
+        settings,
+      ).inserts,
+    ]);
+  };
+  const admitted = (reason: Decision['reason']): Decision => ({
+    outcome: reason ? 'denied' : geofence === 'outside' ? 'geofence_alert' : 'success',
+    reason,
   });
+
+  let result: Decision;
+  if (attempt.verdict === 'recognised' && person && event) {
+    // The event's rules count its admissions: decided and written under the event's row lock, so
+    // concurrent check-ins cannot both take the last place.
+    result = await prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
+      const decision = admitted(await denialReason(tx, event, person.id, attempt.method));
+      await tx.$executeRaw(write(decision));
+      return decision;
+    });
+  } else {
+    if (attempt.verdict === 'liveness_failed') result = { outcome: 'liveness_failed', reason: null };
+    else if (attempt.verdict === 'not_recognised' || !person)
+      result = { outcome: 'denied', reason: 'not_recognised' };
+    else result = admitted(null);
+    await prisma.$executeRaw(write(result));
+  }
   deps.outbox.notify();
 
   return {

@@ -10,6 +10,7 @@ import {
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { newId, type Tx } from '../../infra/db/index.js';
+import { insertRow, jsonb, oneStatement } from '../../infra/db/statements.js';
 import { getTenantSettings } from '../tenants/service.js';
 
 export interface EmittedEvent {
@@ -17,7 +18,15 @@ export interface EmittedEvent {
   hasWebhook: boolean;
 }
 
+export interface EventToEmit<N extends EventName> {
+  tenantId: string;
+  name: N;
+  data: EventData<N>;
+  at: Date;
+}
+
 const webhookEvents = new Set<string>(WEBHOOK_EVENTS);
+const NO_WEBHOOK = { webhookUrl: null };
 
 /**
  * Records `name` for the tenant: one outbox row (published on the bus) and, when the tenant has a
@@ -25,16 +34,26 @@ const webhookEvents = new Set<string>(WEBHOOK_EVENTS);
  * transaction commits so the workers send it at once instead of at their next poll.
  */
 export async function emitEvent<N extends EventName>(
-  tx: Pick<Tx, 'outboxEvent' | 'webhookDelivery' | 'tenant'>,
-  event: {
-    tenantId: string;
-    name: N;
-    data: EventData<N>;
-    at: Date;
+  tx: Pick<Tx, '$executeRaw' | 'tenant'>,
+  event: EventToEmit<N> & {
     /** The tenant's settings when the caller has already read them (else read here). */
     settings?: TenantSettings;
   },
 ): Promise<EmittedEvent> {
+  // Only a webhook event needs the tenant's webhookUrl.
+  const settings =
+    event.settings ??
+    (webhookEvents.has(event.name) ? await getTenantSettings({ prisma: tx }, event.tenantId) : NO_WEBHOOK);
+  const { emitted, inserts } = eventInserts(event, settings);
+  await tx.$executeRaw(oneStatement(inserts));
+  return emitted;
+}
+
+/** The rows of `emitEvent` as inserts, for a statement that writes them with the change they record. */
+export function eventInserts<N extends EventName>(
+  event: EventToEmit<N>,
+  settings: Pick<TenantSettings, 'webhookUrl'>,
+): { emitted: EmittedEvent; inserts: Prisma.Sql[] } {
   const id = newId();
   const payload: WebhookPayload = {
     id,
@@ -43,28 +62,26 @@ export async function emitEvent<N extends EventName>(
     timestamp: event.at.toISOString(),
     data: EVENT_DATA[event.name].parse(event.data) as Record<string, unknown>,
   };
-  await tx.outboxEvent.create({
-    data: {
+  const inserts = [
+    insertRow('outbox_events', {
       id,
-      tenantId: event.tenantId,
+      tenant_id: event.tenantId,
       name: event.name,
-      payload: payload as Prisma.InputJsonObject,
-      occurredAt: event.at,
-      busNextAttemptAt: event.at,
-    },
-  });
-  if (!webhookEvents.has(event.name)) return { id, hasWebhook: false };
-  const settings = event.settings ?? (await getTenantSettings({ prisma: tx }, event.tenantId));
+      payload: jsonb(payload),
+      occurred_at: event.at,
+      bus_next_attempt_at: event.at,
+    }),
+  ];
   const { webhookUrl } = settings;
-  if (!webhookUrl) return { id, hasWebhook: false };
-  await tx.webhookDelivery.create({
-    data: {
+  if (!webhookEvents.has(event.name) || !webhookUrl) return { emitted: { id, hasWebhook: false }, inserts };
+  inserts.push(
+    insertRow('webhook_deliveries', {
       id: newId(),
-      outboxEventId: id,
-      tenantId: event.tenantId,
+      outbox_event_id: id,
+      tenant_id: event.tenantId,
       url: webhookUrl,
-      nextAttemptAt: event.at,
-    },
-  });
-  return { id, hasWebhook: true };
+      next_attempt_at: event.at,
+    }),
+  );
+  return { emitted: { id, hasWebhook: true }, inserts };
 }

@@ -62,7 +62,7 @@ export function createPersonService(deps: Deps) {
   const { images } = deps;
 
   const audit = (
-    tx: Pick<Tx, 'auditLog'>,
+    tx: Pick<Tx, '$executeRaw'>,
     ctx: PersonContext,
     action: string,
     targetId: string,
