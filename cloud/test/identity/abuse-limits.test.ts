@@ -103,6 +103,24 @@ describe('rate limiter', () => {
     expect(await app.deps.db.prisma.rateLimitBucket.findUnique({ where: { key: 'long' } })).not.toBeNull();
   });
 
+  it('enforces several keys in one call: counts every one, refuses when any is over, waits for the longest', async () => {
+    const limiter = createRateLimiter(app.deps.db, app.clock);
+    const client = { key: 'all:client', rule: { limit: 2, windowMs: 60_000 } };
+    const tenant = { key: 'all:tenant', rule: { limit: 3, windowMs: 600_000 } };
+    await limiter.enforceAll([client, tenant]);
+    await limiter.enforceAll([tenant, client]);
+    // The client is over its limit now: refused, and the tenant's hit is counted all the same.
+    const refused = await limiter.enforceAll([client, tenant]).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect(await limiter.peek(tenant.key, tenant.rule)).toMatchObject({ allowed: false, count: 3 });
+    // Both over: Retry-After is the tenant's 10-minute window, not the client's minute.
+    const both = await limiter.enforceAll([client, tenant]).catch((e: unknown) => e);
+    expect(both).toMatchObject({ status: 429, details: { extra: { retryAfterSeconds: 600 } } });
+    app.clock.advance(60_000);
+    await expect(limiter.enforceAll([client])).resolves.toBeUndefined();
+    await expect(limiter.enforceAll([client, tenant])).rejects.toMatchObject({ status: 429 });
+  });
+
   it('counts concurrent hits exactly (atomic upsert)', async () => {
     const limiter = createRateLimiter(app.deps.db, app.clock);
     const rule = { limit: 100, windowMs: 60_000 };

@@ -4,7 +4,6 @@ import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
-import type { RateLimiter, RateLimitRule } from '../../http/rate-limit.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { newId } from '../../infra/db/index.js';
 import { insertRow } from '../../infra/db/statements.js';
@@ -14,9 +13,6 @@ import { tenantBySlug } from '../tenants/service.js';
 import type { NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
-
-/** Per tenant, across all its kiosks and integrations. */
-const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
 
 export interface IdentifyInput {
   frame: string;
@@ -42,7 +38,6 @@ interface Admitted {
 export function createIdentify(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
   nonces: NonceService,
-  limiter: RateLimiter,
 ) {
   const { images } = deps;
 
@@ -101,7 +96,6 @@ export function createIdentify(
   ) {
     const tenant = await tenantBySlug(deps.db, tenantSlug);
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
-    await limiter.enforce(`identify:tenant:${tenant.id}`, PER_TENANT);
     const { settings } = tenant;
     if (settings.requireLiveness && !input.nonce) {
       throw new AppError(

@@ -10,7 +10,7 @@ import {
   TenantSlugParams,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
-import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
+import { createRateLimiter, type Limit, type RateLimitRule } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
@@ -28,13 +28,16 @@ const RATE_LIMIT_ERROR = {
 
 /** Per client address, on every public check-in route (a kiosk makes one call per person). */
 const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
+/** Identify per tenant (by slug), across all its kiosks and integrations. */
+const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
 
 export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
   const checkin = createCheckinService(deps);
-  const identify = createIdentify(deps, nonces, limiter);
-  const limitClient = (route: string, ip: string) => limiter.enforce(`checkin:${route}:ip:${ip}`, PER_CLIENT);
+  const identify = createIdentify(deps, nonces);
+  const limitClient = (route: string, ip: string, ...also: Limit[]) =>
+    limiter.enforceAll([{ key: `checkin:${route}:ip:${ip}`, rule: PER_CLIENT }, ...also]);
 
   return [
     defineRoute({
@@ -101,8 +104,12 @@ export function checkinRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, body, actor, req, res }) => {
         const meta = requestMeta(req, res);
-        // The per-client limit comes first, so unknown slugs cannot be probed at full speed either.
-        await limitClient('identify', meta.ip);
+        // Both limits are counted (in one statement) before the tenant is looked up, so unknown slugs
+        // cannot be probed at full speed either.
+        await limitClient('identify', meta.ip, {
+          key: `checkin:identify:tenant:${params.tenantSlug}`,
+          rule: PER_TENANT,
+        });
         return { status: 200, body: await identify(actor, params.tenantSlug, body, meta) };
       },
     }),

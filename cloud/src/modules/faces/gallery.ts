@@ -1,16 +1,17 @@
 // Per-tenant face gallery: an in-memory FaceIndex of the tenant's enrolled templates (decrypted from
 // FaceTemplate rows on first use), searched 1:N by enrollment (duplicate check) and check-in.
 //
-// Coherence across API processes, at two indexed queries per search whatever the gallery size (three
-// when there are templates this process does not hold yet):
-// - new templates: each search first reads the tenant's templates created since its previous read
-//   (index on tenant_id, created_at), minus an overlap of SKEW_MS for clock skew between API processes
-//   and for transactions that commit a little after they stamped the row; a re-enrollment is a new
-//   template row, so it arrives this way too. That read returns ids only; embeddings are fetched just
-//   for the templates not held yet (a third query, only when there are any);
-// - removed templates: the hits of a search are confirmed against the table before they are returned;
-//   a hit whose template is gone (person deleted or anonymised by any process) is dropped from memory
-//   and never returned, and the next best candidates stand in.
+// Coherence across API processes, at one indexed query per search whatever the gallery size (two
+// when there are templates this process does not hold yet). The query reads two things at once:
+// - new templates: the tenant's templates created since the previous read (index on tenant_id,
+//   created_at), minus an overlap of SKEW_MS for clock skew between API processes and for
+//   transactions that commit a little after they stamped the row; a re-enrollment is a new template
+//   row, so it arrives this way too. Ids only: embeddings are fetched just for the templates not held
+//   yet (the second query, only when there are any), and the search runs again with them;
+// - removed templates: the candidates of the in-memory search, confirmed against the table. A
+//   candidate whose template is gone (person deleted or anonymised by any process) is dropped from
+//   memory and never returned, and the next best candidates stand in (confirmed by another query
+//   only if the SPARE candidates searched did not suffice).
 // Changes made by this process are applied at once (`put` / `drop`).
 import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Clock } from '../../infra/clock.js';
@@ -106,29 +107,9 @@ export function createFaceGallery(deps: {
     return gallery;
   }
 
-  async function current(tenantId: string): Promise<TenantGallery> {
+  function loaded(tenantId: string): Promise<TenantGallery> {
     const held = tenants.get(tenantId);
-    if (held) {
-      const since = new Date(held.syncedAt.getTime() - SKEW_MS);
-      // Advanced only once the read succeeded: a failed read must not skip the templates it missed.
-      const readAt = deps.clock.now();
-      // Ids first: the overlap re-reads rows already held (all of a bulk import, for SKEW_MS after it),
-      // and only templates not held yet are worth their 2 KB embedding.
-      const recent = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`
-        SELECT id, person_id FROM face_templates
-         WHERE tenant_id = ${tenantId} AND model_id = ${deps.modelId} AND created_at > ${since}`;
-      const unknown = recent
-        .filter((row) => held.templates.get(row.person_id) !== row.id)
-        .map((row) => row.id);
-      for (let i = 0; i < unknown.length; i += PAGE) {
-        const fresh = await prisma.$queryRaw<TemplateRow[]>`
-          SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
-           WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(unknown.slice(i, i + PAGE))})`;
-        for (const row of fresh) add(held, tenantId, row);
-      }
-      held.syncedAt = readAt;
-      return held;
-    }
+    if (held) return Promise.resolve(held);
     let pending = loading.get(tenantId);
     if (!pending) {
       pending = load(tenantId)
@@ -142,25 +123,57 @@ export function createFaceGallery(deps: {
     return pending;
   }
 
+  /**
+   * Which of `templateIds` still exist, and (with `newSince`) the ids of the tenant's templates
+   * created after it, in one query; templates not held yet are fetched and added.
+   */
+  async function read(
+    tenantId: string,
+    gallery: TenantGallery,
+    templateIds: string[],
+    newSince: Date | null,
+  ): Promise<{ alive: Set<string>; added: string[] }> {
+    const byId = templateIds.length > 0 ? Prisma.sql`id IN (${Prisma.join(templateIds)})` : Prisma.sql`FALSE`;
+    const recent = newSince
+      ? Prisma.sql`(model_id = ${deps.modelId} AND created_at > ${newSince})`
+      : Prisma.sql`FALSE`;
+    const rows = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`
+      SELECT id, person_id FROM face_templates WHERE tenant_id = ${tenantId} AND (${byId} OR ${recent})`;
+    const alive = new Set(rows.map((row) => row.id));
+    const unknown = rows
+      .filter((row) => gallery.templates.get(row.person_id) !== row.id)
+      .map((row) => row.id);
+    for (let i = 0; i < unknown.length; i += PAGE) {
+      const fresh = await prisma.$queryRaw<TemplateRow[]>`
+        SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
+         WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(unknown.slice(i, i + PAGE))})`;
+      for (const row of fresh) add(gallery, tenantId, row);
+    }
+    return { alive, added: unknown };
+  }
+
   return {
     async search(tenantId, embedding, k) {
-      const gallery = await current(tenantId);
+      const gallery = await loaded(tenantId);
+      // Templates known to exist as of this search's reads.
+      const confirmed = new Set<string>();
+      let newSince: Date | null = new Date(gallery.syncedAt.getTime() - SKEW_MS);
       for (;;) {
         const candidates = gallery.index.search(embedding, k + SPARE);
-        const ids = candidates.map((c) => gallery.templates.get(c.id)!);
-        const alive = new Set(
-          ids.length === 0
-            ? []
-            : (await prisma.faceTemplate.findMany({ where: { id: { in: ids } }, select: { id: true } })).map(
-                (r) => r.id,
-              ),
-        );
-        const hits = candidates.filter((c, i) => alive.has(ids[i]!));
-        for (const c of candidates) if (!alive.has(gallery.templates.get(c.id)!)) remove(gallery, c.id);
-        // Every candidate alive, or nothing left to search: done. Otherwise the removed ones made room.
-        if (hits.length === candidates.length || hits.length >= k || gallery.templates.size === 0) {
-          return hits.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
+        const unconfirmed = candidates
+          .map((c) => gallery.templates.get(c.id)!)
+          .filter((id) => !confirmed.has(id));
+        if (unconfirmed.length === 0 && newSince === null) {
+          return candidates.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
         }
+        // Advanced only once the read succeeded: a failed read must not skip the templates it missed.
+        const readAt = deps.clock.now();
+        const { alive, added } = await read(tenantId, gallery, unconfirmed, newSince);
+        if (newSince) gallery.syncedAt = readAt;
+        newSince = null;
+        for (const id of [...alive, ...added]) confirmed.add(id);
+        // Gone: dropped from memory, and the next round of the search weighs the rest.
+        for (const c of candidates) if (!confirmed.has(gallery.templates.get(c.id)!)) remove(gallery, c.id);
       }
     },
     put(tenantId, personId, templateId, embedding) {
