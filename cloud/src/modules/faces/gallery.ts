@@ -160,20 +160,21 @@ export function createFaceGallery(deps: {
       let newSince: Date | null = new Date(gallery.syncedAt.getTime() - SKEW_MS);
       for (;;) {
         const candidates = gallery.index.search(embedding, k + SPARE);
+        const best = () => candidates.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
         const unconfirmed = candidates
           .map((c) => gallery.templates.get(c.id)!)
           .filter((id) => !confirmed.has(id));
-        if (unconfirmed.length === 0 && newSince === null) {
-          return candidates.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
-        }
+        if (unconfirmed.length === 0 && newSince === null) return best();
         // Advanced only once the read succeeded: a failed read must not skip the templates it missed.
         const readAt = deps.clock.now();
         const { alive, added } = await read(tenantId, gallery, unconfirmed, newSince);
         if (newSince) gallery.syncedAt = readAt;
         newSince = null;
         for (const id of [...alive, ...added]) confirmed.add(id);
-        // Gone: dropped from memory, and the next round of the search weighs the rest.
-        for (const c of candidates) if (!confirmed.has(gallery.templates.get(c.id)!)) remove(gallery, c.id);
+        // Gone: dropped from memory. Nothing gone and nothing new: these candidates are the answer.
+        const gone = candidates.filter((c) => !confirmed.has(gallery.templates.get(c.id)!));
+        for (const c of gone) remove(gallery, c.id);
+        if (gone.length === 0 && added.length === 0) return best();
       }
     },
     put(tenantId, personId, templateId, embedding) {
