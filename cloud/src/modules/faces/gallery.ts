@@ -94,17 +94,33 @@ export function createFaceGallery(deps: {
       syncedAt: deps.clock.now(),
     };
     // In pages by id: one huge result set would hold every row in memory twice, and the event loop
-    // gets a turn between pages.
+    // gets a turn between pages. Ids first, then their embeddings by primary key: ordered by id, the
+    // embeddings query itself would let PostgreSQL (PGlite has no statistics) encode and sort every
+    // template of the tenant for each page (2.1 s a page at 100k templates).
     for (let cursor = ''; ;) {
-      const rows = await prisma.$queryRaw<TemplateRow[]>`
-        SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
+      const page = await prisma.$queryRaw<Pick<TemplateRow, 'id'>[]>`
+        SELECT id FROM face_templates
          WHERE tenant_id = ${tenantId} AND model_id = ${deps.modelId} AND id > ${cursor}
          ORDER BY id LIMIT ${PAGE}`;
-      for (const row of rows) add(gallery, tenantId, row);
-      if (rows.length < PAGE) break;
-      cursor = rows.at(-1)!.id;
+      await fetchTemplates(
+        tenantId,
+        gallery,
+        page.map((row) => row.id),
+      );
+      if (page.length < PAGE) break;
+      cursor = page.at(-1)!.id;
     }
     return gallery;
+  }
+
+  /** Reads, decrypts and adds the templates with these ids. */
+  async function fetchTemplates(tenantId: string, gallery: TenantGallery, ids: string[]) {
+    for (let i = 0; i < ids.length; i += PAGE) {
+      const rows = await prisma.$queryRaw<TemplateRow[]>`
+        SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
+         WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(ids.slice(i, i + PAGE))})`;
+      for (const row of rows) add(gallery, tenantId, row);
+    }
   }
 
   function loaded(tenantId: string): Promise<TenantGallery> {
@@ -143,12 +159,7 @@ export function createFaceGallery(deps: {
     const unknown = rows
       .filter((row) => gallery.templates.get(row.person_id) !== row.id)
       .map((row) => row.id);
-    for (let i = 0; i < unknown.length; i += PAGE) {
-      const fresh = await prisma.$queryRaw<TemplateRow[]>`
-        SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
-         WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(unknown.slice(i, i + PAGE))})`;
-      for (const row of fresh) add(gallery, tenantId, row);
-    }
+    await fetchTemplates(tenantId, gallery, unknown);
     return { alive, added: unknown };
   }
 
