@@ -56,10 +56,13 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
   async function count(limits: Limit[]): Promise<RateLimitState[]> {
     const now = clock.now();
     // Keys in one order, so that two statements on PostgreSQL lock shared rows in the same order.
-    const keys = [...new Set(limits.map((l) => l.key))].sort();
-    if (keys.length !== limits.length) throw new Error('rate limiter: the same key twice in one call');
-    const windows = new Map(limits.map((l) => [l.key, l.rule.windowMs]));
-    const values = keys.map((key) => Prisma.sql`(${key}, 1, ${new Date(now.getTime() + windows.get(key)!)})`);
+    const sorted = [...limits].sort((a, b) => (a.key < b.key ? -1 : 1));
+    if (new Set(sorted.map((l) => l.key)).size !== sorted.length) {
+      throw new Error('rate limiter: the same key twice in one call');
+    }
+    const values = sorted.map(
+      ({ key, rule }) => Prisma.sql`(${key}, 1, ${new Date(now.getTime() + rule.windowMs)})`,
+    );
     // A window that has ended restarts at 1 in the same statement: no read-then-write race.
     const rows = await db.prisma.$queryRaw<BucketRow[]>`
       INSERT INTO rate_limit_buckets (key, count, reset_at) VALUES ${Prisma.join(values)}

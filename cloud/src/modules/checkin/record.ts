@@ -86,15 +86,16 @@ export async function recordCheckin(
   const occurredAt = deps.clock.now();
   const checkInId = newId();
 
-  const write = ({ outcome, reason }: Decision) => {
-    const facts = {
-      personId: person?.id ?? null,
-      eventId: event?.id ?? null,
-      score: attempt.score ?? null,
-      livenessScore: attempt.livenessScore ?? null,
-      geofenceStatus: geofence,
-    };
-    return oneStatement([
+  // What the check-in row, its audit row, its event and the answer all state.
+  const facts = {
+    personId: person?.id ?? null,
+    eventId: event?.id ?? null,
+    score: attempt.score ?? null,
+    livenessScore: attempt.livenessScore ?? null,
+    geofenceStatus: geofence,
+  };
+  const write = ({ outcome, reason }: Decision) =>
+    oneStatement([
       insertRow('check_ins', {
         id: checkInId,
         tenant_id: attempt.tenantId,
@@ -132,7 +133,6 @@ export async function recordCheckin(
         settings,
       ).inserts,
     ]);
-  };
   const admitted = (reason: Decision['reason']): Decision => ({
     outcome: reason ? 'denied' : geofence === 'outside' ? 'geofence_alert' : 'success',
     reason,
@@ -166,10 +166,10 @@ export async function recordCheckin(
       person && attempt.verdict === 'recognised'
         ? { id: person.id, displayName: firstName(person.name) }
         : null,
-    eventId: event?.id ?? null,
-    score: attempt.score ?? null,
+    eventId: facts.eventId,
+    score: facts.score,
     threshold: attempt.threshold ?? null,
-    livenessScore: attempt.livenessScore ?? null,
+    livenessScore: facts.livenessScore,
     geofenceStatus: geofence,
     occurredAt: occurredAt.toISOString(),
   };

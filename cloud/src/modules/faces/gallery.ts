@@ -148,7 +148,7 @@ export function createFaceGallery(deps: {
     gallery: TenantGallery,
     templateIds: string[],
     newSince: Date | null,
-  ): Promise<{ alive: Set<string>; added: string[] }> {
+  ): Promise<{ alive: Set<string>; added: number }> {
     const byId = templateIds.length > 0 ? Prisma.sql`id IN (${Prisma.join(templateIds)})` : Prisma.sql`FALSE`;
     const recent = newSince
       ? Prisma.sql`(model_id = ${deps.modelId} AND created_at > ${newSince})`
@@ -160,7 +160,7 @@ export function createFaceGallery(deps: {
       .filter((row) => gallery.templates.get(row.person_id) !== row.id)
       .map((row) => row.id);
     await fetchTemplates(tenantId, gallery, unknown);
-    return { alive, added: unknown };
+    return { alive, added: unknown.length };
   }
 
   return {
@@ -181,11 +181,11 @@ export function createFaceGallery(deps: {
         const { alive, added } = await read(tenantId, gallery, unconfirmed, newSince);
         if (newSince) gallery.syncedAt = readAt;
         newSince = null;
-        for (const id of [...alive, ...added]) confirmed.add(id);
+        for (const id of alive) confirmed.add(id);
         // Gone: dropped from memory. Nothing gone and nothing new: these candidates are the answer.
         const gone = candidates.filter((c) => !confirmed.has(gallery.templates.get(c.id)!));
         for (const c of gone) remove(gallery, c.id);
-        if (gone.length === 0 && added.length === 0) return best();
+        if (gone.length === 0 && added === 0) return best();
       }
     },
     put(tenantId, personId, templateId, embedding) {
