@@ -3,11 +3,21 @@ import { FaceEngineError } from './errors.js';
 
 export const EMBEDDING_DIMENSIONS = 512;
 
-/**
- * Cosine threshold for "same person", calibrated by `pnpm eval` on ../shared/faces: midpoint
- * between the lowest genuine and the highest impostor score (see README "Evaluation").
- */
-export const DEFAULT_MATCH_THRESHOLD = 0.39;
+/** One template from several photos of a person: the L2-normalised mean of their embeddings. */
+export function meanEmbedding(embeddings: readonly Float32Array[]): Float32Array {
+  if (embeddings.length === 0) throw new RangeError('meanEmbedding needs at least one embedding');
+  const out = new Float32Array(embeddings[0]!.length);
+  for (const e of embeddings) {
+    if (e.length !== out.length)
+      throw new RangeError(`embedding lengths differ: ${e.length} vs ${out.length}`);
+    for (let i = 0; i < out.length; i++) out[i]! += e[i]!;
+  }
+  let norm = 0;
+  for (const v of out) norm += v * v;
+  const inv = 1 / (Math.sqrt(norm) || 1);
+  for (let i = 0; i < out.length; i++) out[i]! *= inv;
+  return out;
+}
 
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError(`embedding lengths differ: ${a.length} vs ${b.length}`);

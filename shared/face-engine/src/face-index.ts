@@ -7,6 +7,7 @@
  * Recall of fast against exact is measured by the benchmark and the tests (see README).
  */
 import { readFileSync } from 'node:fs';
+import { calibratedScore, COHORT_SIZE, cohortStats } from './calibration.js';
 import { EMBEDDING_DIMENSIONS } from './embedding.js';
 import { TopK } from './search/top-k.js';
 
@@ -22,6 +23,14 @@ export interface SearchOptions {
 export interface SearchHit {
   readonly id: string;
   /** Cosine similarity in [-1, 1]. */
+  readonly score: number;
+}
+
+export interface CalibratedHit {
+  readonly id: string;
+  /** Cosine similarity in [-1, 1]. */
+  readonly cosine: number;
+  /** Calibrated score in [0, 1] (see calibration.ts): a stranger reaches it with probability ~10^(-10 score). */
   readonly score: number;
 }
 
@@ -195,17 +204,11 @@ export class FaceIndex {
   }
 
   search(query: Float32Array, k: number, options: SearchOptions = {}): SearchHit[] {
-    if (query.length !== this.dims) {
-      throw new RangeError(`query has ${query.length} dimensions, index expects ${this.dims}`);
-    }
+    const unit = this.unit(query);
     const mode = options.mode ?? 'auto';
     const fast = mode === 'fast' || (mode === 'auto' && this.size >= FAST_SEARCH_MIN_SIZE);
     const limit = Math.max(0, Math.min(Math.floor(k), this.size));
     if (limit === 0) return [];
-    let norm = 0;
-    for (let i = 0; i < this.dims; i++) norm += query[i]! * query[i]!;
-    const inv = 1 / (Math.sqrt(norm) || 1);
-    const unit = Float32Array.from(query, (v) => v * inv);
     const top = new TopK(limit);
     if (fast) {
       for (const row of this.candidates(unit, Math.max(limit, options.candidates ?? DEFAULT_CANDIDATES))) {
@@ -218,6 +221,46 @@ export class FaceIndex {
       }
     }
     return top.sorted().map(({ item, score }) => ({ id: this.ids[item]!, score }));
+  }
+
+  /**
+   * Calibrated scores of search hits for `query`, best first (S-norm can reorder close candidates).
+   * The cohort is a stride sample of up to COHORT_SIZE templates of this index: the probe is scored
+   * against it without the hits themselves (one of them may be the probe's own face), each hit
+   * without itself.
+   */
+  calibrate(query: Float32Array, hits: readonly SearchHit[]): CalibratedHit[] {
+    if (hits.length === 0) return [];
+    const unit = this.unit(query);
+    const cohort = this.cohortRows();
+    const hitRows = new Set(hits.map((h) => this.rows.get(h.id)));
+    const probe = cohortStats(cohort.filter((row) => !hitRows.has(row)).map((row) => this.dot(unit, row)));
+    return hits
+      .map((hit) => {
+        const row = this.rows.get(hit.id);
+        if (row === undefined) throw new RangeError(`${hit.id} is not in the index`);
+        const own = this.vectors.subarray(row * this.dims, (row + 1) * this.dims);
+        const template = cohortStats(cohort.filter((r) => r !== row).map((r) => this.dot(own, r)));
+        return { id: hit.id, cosine: hit.score, score: calibratedScore(hit.score, probe, template) };
+      })
+      .sort((a, b) => b.score - a.score);
+  }
+
+  /** Rows of the calibration cohort: all of them up to COHORT_SIZE, an even stride sample beyond. */
+  private cohortRows(): number[] {
+    const n = this.ids.length;
+    const count = Math.min(n, COHORT_SIZE);
+    return Array.from({ length: count }, (_, i) => Math.floor((i * n) / count));
+  }
+
+  private unit(query: Float32Array): Float32Array {
+    if (query.length !== this.dims) {
+      throw new RangeError(`query has ${query.length} dimensions, index expects ${this.dims}`);
+    }
+    let norm = 0;
+    for (let i = 0; i < this.dims; i++) norm += query[i]! * query[i]!;
+    const inv = 1 / (Math.sqrt(norm) || 1);
+    return Float32Array.from(query, (v) => v * inv);
   }
 
   private get matOffset(): number {

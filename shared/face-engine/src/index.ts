@@ -10,13 +10,22 @@ export { decodeFrame, DEFAULT_LIMITS, MAX_WORKING_SIDE } from './decode.js';
 export type { DecodeLimits, DecodedFrame } from './decode.js';
 export {
   cosineSimilarity,
-  DEFAULT_MATCH_THRESHOLD,
   EMBEDDING_DIMENSIONS,
   embeddingFromBuffer,
   embeddingToBuffer,
+  meanEmbedding,
 } from './embedding.js';
+export {
+  calibratedScore,
+  cohortStats,
+  COHORT_SIZE,
+  DEFAULT_MATCH_THRESHOLD,
+  falseMatchRateAt,
+  IMPOSTOR_PRIOR,
+} from './calibration.js';
+export type { CohortStats } from './calibration.js';
 export { FaceIndex, FAST_SEARCH_MIN_SIZE } from './face-index.js';
-export type { SearchHit, SearchMode, SearchOptions } from './face-index.js';
+export type { CalibratedHit, SearchHit, SearchMode, SearchOptions } from './face-index.js';
 export { EMBEDDING_MODEL_ID, MODELS, MODEL_SOURCE } from './models/manifest.js';
 export type { ModelEntry, ModelInput, ModelName } from './models/manifest.js';
 export { MODEL_DIR_ENV, resolveModelDir } from './models/model-dir.js';

@@ -1,0 +1,90 @@
+/**
+ * Match scores that mean the same thing whatever the gallery: a cosine turned into an estimate of how
+ * rarely a stranger scores that high. A raw cosine threshold admits strangers in proportion to the
+ * gallery size and unevenly across people (some faces score high against everyone); symmetric score
+ * normalisation (S-norm) against a cohort of other templates removes most of that unevenness:
+ *
+ *   z = ((cosine - mean_probe) / sd_probe + (cosine - mean_template) / sd_template) / 2
+ *
+ * where mean/sd are the probe's (and the template's) cosines against a cohort of templates of other
+ * people (the gallery itself, see FaceIndex.calibrate). The calibrated score is
+ *
+ *   score = -log10(P(N(0,1) >= z)) / 10, clipped to [0, 1]
+ *
+ * so a stranger reaches `score` against one enrolled template with probability about 10^(-10 score)
+ * (0.6: one in a million), and with N people enrolled about N * 10^(-10 score) of strangers are
+ * admitted. `pnpm --filter @portico/face-engine eval` measures how well that holds (README,
+ * "Open-set identification").
+ *
+ * Small cohorts give noisy statistics, so both are shrunk towards the embedder's impostor prior with
+ * the weight of PRIOR_WEIGHT cohort scores: with an empty gallery the score is the cosine measured
+ * against the prior alone.
+ */
+
+/** Cosine between different people's templates for the current embedder, measured by `pnpm eval`. */
+export const IMPOSTOR_PRIOR = { mean: 0.047, sd: 0.112 } as const;
+/** How many cohort scores the prior is worth. */
+export const PRIOR_WEIGHT = 32;
+/** Templates of the gallery a probe and a candidate are scored against (a stride sample beyond this). */
+export const COHORT_SIZE = 512;
+/**
+ * Default decision threshold on the calibrated score: about one stranger in a million scores this
+ * high against a given template (so about 1 % of strangers admitted with 10,000 people enrolled).
+ */
+export const DEFAULT_MATCH_THRESHOLD = 0.6;
+
+export interface CohortStats {
+  readonly mean: number;
+  readonly sd: number;
+}
+
+/** Mean and standard deviation of cohort scores, shrunk towards IMPOSTOR_PRIOR. */
+export function cohortStats(scores: ArrayLike<number>): CohortStats {
+  const n = scores.length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += scores[i]!;
+  const mean = n > 0 ? sum / n : 0;
+  let squares = 0;
+  for (let i = 0; i < n; i++) squares += (scores[i]! - mean) ** 2;
+  const w = PRIOR_WEIGHT;
+  return {
+    mean: (sum + w * IMPOSTOR_PRIOR.mean) / (n + w),
+    sd: Math.sqrt((squares + w * IMPOSTOR_PRIOR.sd ** 2) / (n + w)),
+  };
+}
+
+/** The calibrated score (see the module comment) of one cosine given both cohorts. */
+export function calibratedScore(cosine: number, probe: CohortStats, template: CohortStats): number {
+  const z = ((cosine - probe.mean) / probe.sd + (cosine - template.mean) / template.sd) / 2;
+  return Math.min(1, Math.max(0, -log10NormalTail(z) / 10));
+}
+
+/** Expected share of single comparisons of a stranger that reach a calibrated score. */
+export function falseMatchRateAt(score: number): number {
+  return 10 ** (-10 * score);
+}
+
+/**
+ * log10 P(N(0,1) >= z), without underflow far in the tail: erfc by the Chebyshev fit of Numerical
+ * Recipes (fractional error < 1.2e-7 everywhere), kept in the log domain.
+ */
+export function log10NormalTail(z: number): number {
+  const x = Math.abs(z) / Math.SQRT2;
+  const t = 1 / (1 + 0.5 * x);
+  const poly =
+    -1.26551223 +
+    t *
+      (1.00002368 +
+        t *
+          (0.37409196 +
+            t *
+              (0.09678418 +
+                t *
+                  (-0.18628806 +
+                    t *
+                      (0.27886807 +
+                        t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+  const lnErfc = Math.log(t) - x * x + poly;
+  const lnTail = z >= 0 ? lnErfc + Math.log(0.5) : Math.log(1 - 0.5 * Math.exp(lnErfc));
+  return lnTail / Math.LN10;
+}
