@@ -71,10 +71,10 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
       outcome: 'success',
       method: 'facial',
       person: { id: amyId, displayName: 'Amy' },
-      threshold: 0.4,
+      threshold: 0.6,
       geofenceStatus: 'not_applicable',
     });
-    expect(res.body.score).toBeGreaterThanOrEqual(0.4);
+    expect(res.body.score).toBeGreaterThanOrEqual(0.6);
 
     const webhook = await receiver.waitForBody((b) => b.data.checkInId === res.body.checkInId);
     expect(webhook).toMatchObject({
@@ -105,7 +105,7 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
     const res = await identify({ frame: await photo('bbt/penny/penny1.png') });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ outcome: 'denied', reason: 'not_recognised', person: null });
-    expect(res.body.score).toBeLessThan(0.4);
+    expect(res.body.score).toBeLessThan(0.6);
     const webhook = await receiver.waitForBody((b) => b.data.checkInId === res.body.checkInId);
     expect(webhook).toMatchObject({ event: 'checkin.denied', data: { personId: null } });
   });
