@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { answerClientError } from './http/client-error.js';
 import type { Runtime } from './runtime.js';
 import { startWorkers } from './workers.js';
 
@@ -18,6 +19,7 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
   const { config } = runtime.deps;
   const app = createApp(runtime.deps);
   const server = app.listen(config.port, config.host);
+  server.on('clientError', answerClientError(runtime.deps.logger));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) =>

@@ -26,10 +26,20 @@ export class AppError extends Error {
 
 export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found`);
 
-/** 400 `validation_failed` for fields that passed the schema but not a rule of the service. */
+/** At most this many field errors in one answer: a body of 200,000 bad keys must not echo back megabytes. */
+export const MAX_FIELD_ERRORS = 20;
+
+/**
+ * 400 `validation_failed` for fields that broke the route's schema or a rule of the service. Lists the
+ * first `MAX_FIELD_ERRORS`; `omittedErrors` says how many more there were.
+ */
 export function invalidFields(errors: FieldError[]): AppError {
-  return new AppError(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), {
-    errors,
+  const listed = errors.slice(0, MAX_FIELD_ERRORS);
+  const omitted = errors.length - listed.length;
+  const detail = listed.map((e) => `${e.path}: ${e.message}`).join('; ');
+  return new AppError(400, 'validation_failed', omitted > 0 ? `${detail}; and ${omitted} more` : detail, {
+    errors: listed,
+    ...(omitted > 0 ? { extra: { omittedErrors: omitted } } : {}),
   });
 }
 
@@ -38,9 +48,11 @@ const TITLES: Partial<Record<number, string>> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
+  431: 'Request Header Fields Too Large',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
@@ -99,9 +111,22 @@ function toAppError(err: unknown): AppError {
     case 'charset.unsupported':
       return new AppError(415, 'unsupported_media_type', 'Unsupported body encoding');
   }
+  if (isEncodingError(err)) {
+    return new AppError(400, 'validation_failed', 'A value is not text the database can store (e.g. a NUL byte)');
+  }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return new AppError(status, status === 404 ? 'not_found' : 'validation_failed', 'Bad request');
   }
   return new AppError(500, 'internal_error', 'An internal error occurred');
+}
+
+/**
+ * PostgreSQL refused a value as text: 22021 (a NUL byte in a string) or 22P05 (`\u0000` in JSON). The
+ * contract's `Text` refuses these at the edge; this is the backstop for a string no schema checked.
+ */
+function isEncodingError(err: unknown): boolean {
+  const code = (err as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta
+    ?.driverAdapterError?.cause?.originalCode;
+  return code === '22021' || code === '22P05';
 }

@@ -2,8 +2,7 @@
 // declaration mounts the Express handler (with validation) and documents the route in OpenAPI.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import type { z } from '@portico/contract';
-import { Problem, type ErrorCode } from '@portico/contract';
+import { z, Problem, type ErrorCode } from '@portico/contract';
 import type { ActorKind, ActorOf } from './actor.js';
 import { AppError, invalidFields, type FieldError } from './errors.js';
 
@@ -63,11 +62,33 @@ export function defineRoute<
   return def as unknown as RouteDef;
 }
 
+/** Keys and paths are caller text: cut them, so an error never echoes a huge key back. */
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
+
 export function toFieldErrors(error: z.ZodError, where: string): FieldError[] {
   return error.issues.map((issue) => ({
-    path: [where, ...issue.path.map(String)].join('.'),
-    message: issue.message,
+    path: cut([where, ...issue.path.map(String)].join('.'), 200),
+    message: issue.code === 'unrecognized_keys' ? unknownKeys(issue.keys) : issue.message,
   }));
+}
+
+/** One message per object, naming the first few unknown keys only (zod's own names them all). */
+function unknownKeys(keys: readonly string[]): string {
+  const named = keys.slice(0, 5).map((k) => JSON.stringify(cut(k, 40)));
+  const more = keys.length - named.length;
+  return `unknown key${keys.length > 1 ? 's' : ''} ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+// A route that declares no query takes none.
+const NO_QUERY = z.strictObject({}).transform(() => undefined);
+
+/**
+ * Query strings are read strictly: an unknown parameter (a typo, `q[]`, `q[$ne]`) is a 400, never
+ * silently ignored.
+ */
+function strictQuery(schema: unknown): Schema {
+  if (schema === undefined) return NO_QUERY;
+  return schema instanceof z.ZodObject ? schema.strict() : (schema as Schema);
 }
 
 function parse(schema: unknown, value: unknown, where: string): unknown {
@@ -95,6 +116,7 @@ export function mountRoute(
   options: MountOptions,
 ): void {
   const expressPath = def.path.replace(/\{(\w+)\}/g, ':$1');
+  const query = strictQuery(def.query);
   // A route only the public may call reads no credentials: a stale Authorization header sent along (a
   // client refreshing its expired access token) must not turn it into a 401.
   const before = isPublicOnly(def) ? [options.parseBody] : [options.authenticate, options.parseBody];
@@ -117,7 +139,7 @@ export function mountRoute(
     }
     const input = {
       params: parse(def.params, req.params, 'params'),
-      query: parse(def.query, req.query, 'query'),
+      query: parse(query, req.query, 'query'),
       body: parse(def.body, req.body, 'body'),
       actor,
       req,

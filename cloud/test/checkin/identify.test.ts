@@ -159,7 +159,7 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
       headers: admin.headers,
     });
     const key = app.body.apiKey?.key ?? app.body.key;
-    const frame = await photo('bbt/leonard/leonard3.png');
+    const frame = await photo('bbt/leonard/leonard2.png');
     const own = await identify({ frame }, bearer(key));
     expect(own.status).toBe(200);
     expect(own.body.outcome).toBe('success');

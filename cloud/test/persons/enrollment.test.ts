@@ -111,6 +111,7 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
       expect(res.body).toEqual({
         personId,
         quality: expect.any(Number),
+        photos: 1,
         enrolled: true,
         modelId: engine.modelId,
       });

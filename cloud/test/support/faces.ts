@@ -18,6 +18,12 @@ export const LABELLED_DIR = path.resolve(
 );
 export const HAS_LABELLED = existsSync(LABELLED_DIR);
 export const LABELLED_SKIP_REASON = `../shared/faces not found at ${LABELLED_DIR}: labelled-photo tests skipped`;
+/** `../shared/eval-faces`: more identities, for false accepts of strangers (PORTICO_EVAL_FACES_DIR overrides it). */
+export const EVAL_FACES_DIR = path.resolve(
+  process.env.PORTICO_EVAL_FACES_DIR ?? path.join(workspaceRoot, '..', 'shared', 'eval-faces'),
+);
+export const HAS_EVAL_FACES = existsSync(EVAL_FACES_DIR);
+export const EVAL_FACES_SKIP_REASON = `../shared/eval-faces not found at ${EVAL_FACES_DIR}: open-set tests skipped`;
 export const REGISTRY_DIR = path.join(resolveModelDir(), 'fixtures');
 export const HAS_REGISTRY = existsSync(path.join(REGISTRY_DIR, 'sample3.jpg'));
 export const HAS_MODELS = existsSync(path.join(resolveModelDir(), 'fr_feature.onnx'));

@@ -1,5 +1,5 @@
 // Wire types of `/v1/applications` and their API keys.
-import { Id, IdParams, Timestamp } from './common.js';
+import { Id, IdParams, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
 export const ApplicationEnvironment = z
@@ -9,7 +9,7 @@ export type ApplicationEnvironment = z.infer<typeof ApplicationEnvironment>;
 
 export const CreateApplicationRequest = z
   .strictObject({
-    name: z.string().trim().min(1).max(200).openapi({ example: 'Front desk integration' }),
+    name: Text.trim().min(1).max(200).openapi({ example: 'Front desk integration' }),
     environment: ApplicationEnvironment.default('live'),
   })
   .openapi('CreateApplicationRequest');

@@ -1,5 +1,5 @@
 // Wire types of `/v1/auth/*`: login, refresh, logout, profile, products and TOTP MFA.
-import { Id, Timestamp } from './common.js';
+import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
 /** Access tokens (session JWTs) live 15 minutes. */
@@ -19,7 +19,7 @@ export type UserRole = z.infer<typeof UserRole>;
 export const LoginRequest = z
   .strictObject({
     email: z.email().max(320).openapi({ example: 'admin@demo.portico.local' }),
-    password: z.string().min(1).max(256).openapi({ example: 'correct horse battery staple' }),
+    password: Text.min(1).max(256).openapi({ example: 'correct horse battery staple' }),
   })
   .openapi('LoginRequest');
 export type LoginRequest = z.infer<typeof LoginRequest>;
@@ -79,9 +79,7 @@ export const MfaCodeRequest = z.strictObject({ code: TotpCode }).openapi('MfaCod
 
 export const MfaVerifyRequest = z
   .strictObject({
-    mfaTicket: z
-      .string()
-      .min(1)
+    mfaTicket: Text.min(1)
       .max(200)
       .optional()
       .openapi({ description: 'Ticket from the login answer. Omit it to re-check a code inside a session.' }),

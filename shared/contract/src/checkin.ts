@@ -1,10 +1,10 @@
 // Wire types of the check-in routes (contract 4.6): liveness challenge, identify, QR tokens, manual.
-import { Id, Timestamp } from './common.js';
+import { Id, queryNumber, Text, Timestamp } from './common.js';
 import { CheckinMethod, GeofenceStatus } from './events.js';
 import { z } from './zod.js';
 
 export const TenantSlugParams = z.object({
-  tenantSlug: z.string().min(1).max(40).openapi({ example: 'demo' }),
+  tenantSlug: Text.min(1).max(40).openapi({ example: 'demo' }),
 });
 
 export const LivenessChallenge = z
@@ -40,16 +40,14 @@ const frame = z
 export const IdentifyRequest = z
   .strictObject({
     frame,
-    nonce: z
-      .string()
-      .max(256)
+    nonce: Text.max(256)
       .optional()
       .openapi({ description: 'From the liveness challenge; required when the tenant requires liveness.' }),
     eventId: Id.optional().openapi({
       description: 'Check in to this event: its capacity and geofence apply.',
     }),
     location: GeoPoint.optional().openapi({ description: 'Where the device is, for the event geofence.' }),
-    deviceId: z.string().max(128).optional().openapi({ description: 'Free label of the kiosk or device.' }),
+    deviceId: Text.max(128).optional().openapi({ description: 'Free label of the kiosk or device.' }),
   })
   .openapi('IdentifyRequest');
 
@@ -62,6 +60,10 @@ export const CheckinOutcome = z.enum(['success', 'denied', 'liveness_failed', 'g
 export const DenialReason = z
   .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed'])
   .openapi({ description: 'Why a check-in was denied.' });
+
+// Scores would let an anonymous caller tune a photo or a spoof step by step: only callers with
+// credentials see them.
+const SCORES_FOR = 'Only for API-key, admin-session and device callers; absent for anonymous callers.';
 
 export const CheckinResult = z
   .object({
@@ -76,12 +78,25 @@ export const CheckinResult = z
       })
       .nullable(),
     eventId: Id.nullable(),
-    score: z.number().nullable().openapi({ description: 'Best cosine similarity (facial only).' }),
+    score: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({
+        description: `Calibrated match score of the best candidate, 0.0 to 1.0 (facial only; see the tenant setting matchThreshold). ${SCORES_FOR}`,
+      }),
     threshold: z
       .number()
       .nullable()
-      .openapi({ description: "The tenant's matchThreshold used (facial only)." }),
-    livenessScore: z.number().nullable(),
+      .optional()
+      .openapi({
+        description: `The tenant's matchThreshold the calibrated score was compared with (facial only). ${SCORES_FOR}`,
+      }),
+    livenessScore: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({ description: `Passive liveness score (facial only). ${SCORES_FOR}` }),
     geofenceStatus: GeofenceStatus,
     occurredAt: Timestamp,
   })
@@ -97,22 +112,36 @@ export const QrToken = z
     url: z.url().openapi({ description: 'The public check-in URL the QR code can carry.' }),
     qrCode: z.string().openapi({ description: 'PNG data URL of a QR code for `url`.' }),
     createdAt: Timestamp,
+    expiresAt: Timestamp.openapi({
+      description:
+        "`createdAt` plus the tenant's `qrTokenTtlHours`; from then on the token is refused (410 " +
+        '`qr_token_expired`) and reading the token again issues a new one.',
+    }),
   })
   .openapi('QrToken');
 
-export const QrTokenParams = z.object({ token: z.string().min(16).max(128) });
+export const QrTokenParams = z.object({ token: Text.min(16).max(128) });
 
 export const QrCheckinQuery = z.object({
   eventId: Id.optional(),
-  lat: z.coerce.number().min(-90).max(90).optional(),
-  lng: z.coerce.number().min(-180).max(180).optional(),
-  deviceId: z.string().max(128).optional(),
+  lat: queryNumber(z.number().min(-90).max(90)).optional(),
+  lng: queryNumber(z.number().min(-180).max(180)).optional(),
+  deviceId: Text.max(128).optional(),
 });
+
+export const QrCheckinResult = CheckinResult.extend({
+  alreadyCheckedIn: z.boolean().openapi({
+    description:
+      "true: this token was already admitted (to the same event, or with no event) within the tenant's " +
+      '`qrRepeatWindowMinutes`; nothing new was recorded and the body is that earlier check-in.',
+  }),
+}).openapi('QrCheckinResult');
+export type QrCheckinResult = z.infer<typeof QrCheckinResult>;
 
 export const ManualCheckinRequest = z
   .strictObject({
     personId: Id,
     eventId: Id.optional(),
-    deviceId: z.string().max(128).optional(),
+    deviceId: Text.max(128).optional(),
   })
   .openapi('ManualCheckinRequest');

@@ -8,6 +8,9 @@ export const ERROR_CODES = [
   'validation_failed',
   'malformed_json',
   'payload_too_large',
+  'headers_too_large',
+  'malformed_request',
+  'request_timeout',
   'unsupported_media_type',
   'not_found',
   'unauthorized',
@@ -29,11 +32,18 @@ export const ERROR_CODES = [
   'no_face_detected',
   'face_quality_too_low',
   'duplicate_face',
+  'photos_differ',
   'liveness_failed',
   'invalid_nonce',
   'qr_token_expired',
   'too_many_rows',
   'email_required',
+  'invalid_transition',
+  'event_full',
+  'event_not_open',
+  'already_checked_in',
+  'duplicate_guest',
+  'unsupported_file',
   'engine_unavailable',
   'service_unavailable',
   'internal_error',
@@ -53,7 +63,12 @@ export const Problem = z
     errors: z
       .array(z.object({ path: z.string(), message: z.string() }))
       .optional()
-      .openapi({ description: 'Field-level problems (validation errors only).' }),
+      .openapi({ description: 'Field-level problems (validation errors only), the first 20 at most.' }),
+    omittedErrors: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: 'How many more field-level problems there were beyond those in `errors`.' }),
     requestId: z.string().openapi({ example: 'req_0190f1c27d4e' }),
   })
   .catchall(z.unknown())

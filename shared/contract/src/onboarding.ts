@@ -1,6 +1,6 @@
 // Wire types of biometric enrollment: `/v1/onboarding` (admin, one call) and the public
 // `/v1/public/onboarding/*` flow (register -> verify-token -> enroll).
-import { Id, Timestamp } from './common.js';
+import { Id, Text, Timestamp } from './common.js';
 import { Person, PersonFields } from './persons.js';
 import { z } from './zod.js';
 
@@ -13,12 +13,48 @@ export const FaceFrame = z
       'well lit, one face; at most 8 MB decoded and 25 megapixels.',
   });
 
-export const EnrollmentTokenValue = z.string().min(1).max(200).openapi({
+export const EnrollmentTokenValue = Text.min(1).max(200).openapi({
   description: 'Single-use token from registration or from an enrollment link.',
   example: 'et_...',
 });
 
-export const OnboardingRequest = PersonFields.extend({ frame: FaceFrame }).openapi('OnboardingRequest');
+/** Most photos one enrollment takes. */
+export const MAX_ENROLLMENT_PHOTOS = 5;
+
+const FaceFrames = z
+  .array(FaceFrame)
+  .min(1)
+  .max(MAX_ENROLLMENT_PHOTOS)
+  .openapi({
+    description:
+      'One to five photos of the same person (instead of `frame`): the template is their mean embedding, which ' +
+      'recognises the person more reliably than one photo (fewer enrolled people turned away at the same ' +
+      'threshold). Each photo must reach the quality level; photos of different people are refused with 400 ' +
+      '`photos_differ`. The whole body must stay within the body limit (12 MB by default).',
+  });
+
+/** A body with `frame` (one photo) or `frames` (several), never both or neither. */
+const photosGiven = (body: { frame?: string | undefined; frames?: string[] | undefined }) =>
+  (body.frame === undefined) !== (body.frames === undefined);
+const PHOTOS_MESSAGE = {
+  message: 'Send `frame` (one photo) or `frames` (one to five), not both',
+  path: ['frame'],
+};
+
+/** The enrollment photos of a request, whichever field carried them. */
+export function enrollmentFrames(body: {
+  frame?: string | undefined;
+  frames?: string[] | undefined;
+}): string[] {
+  return body.frames ?? (body.frame === undefined ? [] : [body.frame]);
+}
+
+export const OnboardingRequest = PersonFields.extend({
+  frame: FaceFrame.optional(),
+  frames: FaceFrames.optional(),
+})
+  .refine(photosGiven, PHOTOS_MESSAGE)
+  .openapi('OnboardingRequest');
 export type OnboardingRequest = z.infer<typeof OnboardingRequest>;
 
 export const OnboardingResult = z
@@ -26,6 +62,7 @@ export const OnboardingResult = z
     person: Person,
     identityId: Id,
     quality: z.number().min(0).max(1),
+    photos: z.number().int().min(1).openapi({ description: 'How many photos the template was made from.' }),
     modelId: z.string(),
   })
   .openapi('OnboardingResult');
@@ -33,7 +70,7 @@ export type OnboardingResult = z.infer<typeof OnboardingResult>;
 
 export const RegisterRequest = z
   .strictObject({
-    tenantSlug: z.string().min(1).max(100).openapi({ example: 'acme' }),
+    tenantSlug: Text.min(1).max(100).openapi({ example: 'acme' }),
     name: PersonFields.shape.name,
     document: PersonFields.shape.document,
     email: z.email().max(320),
@@ -64,18 +101,25 @@ export type VerifyTokenResult = z.infer<typeof VerifyTokenResult>;
 export const EnrollRequest = z
   .strictObject({
     personId: Id,
-    frame: FaceFrame,
+    frame: FaceFrame.optional(),
+    frames: FaceFrames.optional(),
     enrollment_token: EnrollmentTokenValue.optional().openapi({
       description: 'Required unless the call carries an API key of the person’s tenant. Consumed on success.',
     }),
   })
+  .refine(photosGiven, PHOTOS_MESSAGE)
   .openapi('EnrollRequest');
 export type EnrollRequest = z.infer<typeof EnrollRequest>;
 
 export const EnrollResult = z
   .object({
     personId: Id,
-    quality: z.number().min(0).max(1).openapi({ description: 'Face quality, 0.0 to 1.0.', example: 0.82 }),
+    quality: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({ description: 'Face quality, 0.0 to 1.0 (the lowest of the photos).', example: 0.82 }),
+    photos: z.number().int().min(1).openapi({ description: 'How many photos the template was made from.' }),
     enrolled: z.literal(true),
     modelId: z.string().openapi({ description: 'The embedding model the template was made with.' }),
   })

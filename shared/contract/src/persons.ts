@@ -1,21 +1,19 @@
 // Wire types of `/v1/persons`: the person record, its list filters, upsert, batch import and the
 // self-enrollment link. Biometric data (templates, images) never appears in any of them.
-import { Id, PageQuery, pageOf, Timestamp } from './common.js';
+import { Id, PageQuery, pageOf, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
-const Name = z.string().trim().min(1).max(200).openapi({ example: 'Ana Souza' });
-const Document = z
-  .string()
-  .trim()
+const Name = Text.trim().min(1).max(200).openapi({ example: 'Ana Souza' });
+const Document = Text.trim()
   .min(1)
   .max(64)
   .openapi({ description: 'Personal document number, as the tenant records it.', example: '123.456.789-09' });
-const ExternalId = z.string().trim().min(1).max(200).openapi({
+const ExternalId = Text.trim().min(1).max(200).openapi({
   description: 'The person’s key in the integrator’s system; unique within the tenant.',
   example: 'hr-0042',
 });
 const Email = z.email().max(320).openapi({ example: 'ana@example.com' });
-const Phone = z.string().trim().min(3).max(32).openapi({ example: '+55 11 91234-5678' });
+const Phone = Text.trim().min(3).max(32).openapi({ example: '+55 11 91234-5678' });
 const BirthDate = z.iso.date().openapi({ description: 'Calendar date, YYYY-MM-DD.', example: '1990-04-30' });
 
 /** Fields of a person a caller may send on create (and on upsert/import). */
@@ -71,14 +69,12 @@ export type Person = z.infer<typeof Person>;
 const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const PersonListQuery = PageQuery.extend({
-  q: z
-    .string()
-    .trim()
+  q: Text.trim()
     .min(1)
     .max(200)
     .optional()
     .openapi({ description: 'Case-insensitive substring of name, document, externalId or email.' }),
-  externalId: z.string().min(1).max(200).optional().openapi({ description: 'Exact externalId.' }),
+  externalId: Text.min(1).max(200).optional().openapi({ description: 'Exact externalId.' }),
   enrolled: booleanQuery
     .optional()
     .openapi({ description: '`true`: only enrolled persons; `false`: only not enrolled.' }),

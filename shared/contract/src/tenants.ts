@@ -1,6 +1,6 @@
 // Wire types of `/v1/tenants/{id}` and its settings. The settings defaults live here so every
 // package (cloud, agent, kiosk) agrees on them.
-import { Id, Timestamp } from './common.js';
+import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
 export const Tenant = z
@@ -18,7 +18,7 @@ export const Tenant = z
 export type Tenant = z.infer<typeof Tenant>;
 
 export const TenantPatch = z
-  .strictObject({ name: z.string().trim().min(1).max(200) })
+  .strictObject({ name: Text.trim().min(1).max(200) })
   .partial()
   .openapi('TenantPatch', {
     description: 'Only the display name can change; the slug is fixed (public URLs use it).',
@@ -66,10 +66,19 @@ export const TenantSettings = z
       .min(0)
       .max(1)
       .openapi({ description: 'Minimum face quality (0.0–1.0) accepted at enrollment.', example: 0.5 }),
-    matchThreshold: z.number().min(0).max(1).openapi({
-      description: 'Minimum cosine similarity for a face to count as the same person.',
-      example: 0.4,
-    }),
+    matchThreshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({
+        description:
+          'Minimum calibrated match score (0.0–1.0) for a face to count as the same person. A stranger reaches a ' +
+          'score s against one enrolled person with probability about 10^(-10 s), so with N people enrolled about ' +
+          'N x 10^(-10 s) of strangers are admitted: the default 0.6 admits about 1 stranger in 1,000 with 1,000 ' +
+          'enrolled and 1 in 100 with 10,000; 0.7 ten times fewer, at the cost of turning away more enrolled ' +
+          'people (measured figures: the face engine README, "Open-set identification").',
+        example: 0.6,
+      }),
     livenessThreshold: z
       .number()
       .min(0)
@@ -79,6 +88,30 @@ export const TenantSettings = z
     allowDuplicateFaces: z
       .boolean()
       .openapi({ description: 'Allow enrolling a face that already matches another person of the tenant.' }),
+    qrTokenTtlHours: z
+      .number()
+      .int()
+      .min(1)
+      .max(87_600)
+      .openapi({
+        description:
+          'Lifetime of a QR check-in token, in hours from its creation (1 to 87600, default 720 = 30 days). ' +
+          'An expired token is refused with 410 `qr_token_expired`; reading the identity’s token again issues ' +
+          'a new one (rotation). A change applies to existing tokens too.',
+        example: 720,
+      }),
+    qrRepeatWindowMinutes: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_440)
+      .openapi({
+        description:
+          'A QR token admitted again within this many minutes (same event, or no event) records nothing new ' +
+          'and answers the earlier check-in with `alreadyCheckedIn: true` (0 to 1440, default 5; 0 records ' +
+          'every scan).',
+        example: 5,
+      }),
   })
   .openapi('TenantSettings');
 export type TenantSettings = z.infer<typeof TenantSettings>;
@@ -88,10 +121,12 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   geofenceRadiusMetros: 200,
   age_policy: { minimumAge: null, belowMinimum: 'deny' },
   biometricQualityLevel: 0.5,
-  matchThreshold: 0.4,
+  matchThreshold: 0.6,
   livenessThreshold: 0.5,
   requireLiveness: true,
   allowDuplicateFaces: false,
+  qrTokenTtlHours: 720,
+  qrRepeatWindowMinutes: 5,
 };
 
 /** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */

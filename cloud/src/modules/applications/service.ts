@@ -1,6 +1,7 @@
 // Applications and their API keys, always within the admin's own tenant (another tenant's id is 404).
-import type { ApiKey as ApiKeyWire, ApiKeyWithSecret } from '@portico/contract';
+import { Id, z, type ApiKey as ApiKeyWire, type ApiKeyWithSecret } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
 import { newId, type Database, type Tx } from '../../infra/db/index.js';
@@ -13,6 +14,9 @@ export interface AdminContext {
   ip: string | null;
   requestId: string | null;
 }
+
+// Applications are listed by id (UUIDv7: creation order).
+const ApplicationCursor = z.tuple([Id]);
 
 export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; clock: Clock }) {
   const { prisma } = deps.db;
@@ -53,17 +57,21 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
 
   return {
     async list(ctx: AdminContext, page: { limit: number; cursor?: string | undefined }) {
+      const after = page.cursor ? decodeCursor(page.cursor, ApplicationCursor)[0] : undefined;
       const rows = await prisma.application.findMany({
         where: {
           tenantId: ctx.tenantId,
           deletedAt: null,
-          ...(page.cursor ? { id: { gt: page.cursor } } : {}),
+          ...(after ? { id: { gt: after } } : {}),
         },
         orderBy: { id: 'asc' },
         take: page.limit + 1,
       });
       const items = rows.slice(0, page.limit).map(toApplicationWire);
-      return { items, nextCursor: rows.length > page.limit ? items[items.length - 1]!.id : null };
+      return {
+        items,
+        nextCursor: rows.length > page.limit ? encodeCursor([items[items.length - 1]!.id]) : null,
+      };
     },
 
     async create(ctx: AdminContext, input: { name: string; environment: Environment }) {

@@ -5,11 +5,14 @@ import {
   LivenessChallenge,
   ManualCheckinRequest,
   QrCheckinQuery,
+  QrCheckinResult,
   QrToken,
   QrTokenParams,
   TenantSlugParams,
 } from '@portico/contract';
+import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
+import type { ActorKind } from '../../http/actor.js';
 import { createRateLimiter, type Limit, type RateLimitRule } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
@@ -31,6 +34,33 @@ const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
 /** Identify per tenant (by slug), across all its kiosks and integrations. */
 const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
 
+/**
+ * What an anonymous caller learns of a decision: the outcome, never the scores. Scores would let anyone
+ * tune a photo or a spoof step by step against the threshold.
+ */
+function forCaller<T extends CheckinResult>(kind: ActorKind, result: T): T {
+  if (kind !== 'public') return result;
+  const { score: _score, threshold: _threshold, livenessScore: _liveness, ...outcome } = result;
+  return outcome as T;
+}
+
+/**
+ * A request that must not check anyone in: HEAD (link checkers), a browser prefetch or link preview
+ * (`Purpose`, `Sec-Purpose`, `X-Purpose`, `X-Moz`), or a client that prefers HTML to JSON (someone who
+ * opened the link, a mail scanner). Scanners and kiosks call the route as API clients.
+ */
+function linkVisit(req: Request): 'preview' | 'browser' | null {
+  if (req.method === 'HEAD') return 'preview';
+  const purpose = ['purpose', 'sec-purpose', 'x-purpose', 'x-moz'].map((h) => req.get(h) ?? '').join(' ');
+  if (/prefetch|prerender|preview/i.test(purpose)) return 'preview';
+  return req.accepts(['application/json', 'text/html']) === 'text/html' ? 'browser' : null;
+}
+
+const QR_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">' +
+  '<title>Check-in code</title></head><body><h1>This is a check-in code</h1>' +
+  '<p>Show it to the scanner at the entrance. Opening this link does not check you in.</p></body></html>';
+
 export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
@@ -51,6 +81,7 @@ export function checkinRoutes(deps: AppDeps) {
         'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`.',
       tag: TAG,
       auth: ['public', 'apiKey', 'device'],
+      scope: 'checkin',
       params: TenantSlugParams,
       responses: { 200: { description: 'A fresh nonce', schema: LivenessChallenge } },
       errors: [
@@ -71,16 +102,26 @@ export function checkinRoutes(deps: AppDeps) {
       operationId: 'checkinIdentify',
       summary: 'Check in by face',
       description:
-        'Finds the face in `frame`, searches the tenant’s enrolled persons (1:N, cosine similarity) and records ' +
-        'the decision: `success` at or above the tenant’s `matchThreshold`, `denied` (`not_recognised`) below it, ' +
+        'Finds the face in `frame`, searches the tenant’s enrolled persons (1:N) and records ' +
+        'the decision on the calibrated match score (cosine similarity normalised against the tenant’s gallery, ' +
+        'see the `matchThreshold` setting): `success` at or above the tenant’s `matchThreshold`, `denied` (`not_recognised`) below it, ' +
         '`liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`, ' +
         '`geofence_alert` when admitted outside the event’s geofence. With `eventId` the event rules apply. The ' +
         'frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome ' +
         'follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant ' +
-        'requires liveness) or with the tenant’s API key (quick-start). Limits: 120 calls a minute per client ' +
-        'address, 1,200 per tenant.',
+        'requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).\n\n' +
+        'Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, ' +
+        '`threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step. API-key ' +
+        'callers get the scores.\n\n' +
+        'An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a ' +
+        'server, and the nonce guards against replaying a captured frame through a public kiosk. Passive ' +
+        'liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up ' +
+        'without a nonce is replay protection, so a server relaying frames from its own cameras should fetch ' +
+        'a challenge per frame. A nonce that is sent is always checked.\n\n' +
+        'Limits: 120 calls a minute per client address, 1,200 per tenant.',
       tag: TAG,
       auth: ['public', 'apiKey'],
+      scope: 'checkin',
       params: TenantSlugParams,
       body: IdentifyRequest,
       responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
@@ -88,7 +129,7 @@ export function checkinRoutes(deps: AppDeps) {
         {
           status: 400,
           code: 'invalid_nonce',
-          description: 'missing (liveness required), forged, expired or used nonce',
+          description: 'missing (anonymous caller, liveness required), forged, expired or used nonce',
         },
         { status: 400, code: 'invalid_base64', description: '`frame` is not base64' },
         { status: 400, code: 'unsupported_image', description: '`frame` is not a JPEG or PNG' },
@@ -110,7 +151,10 @@ export function checkinRoutes(deps: AppDeps) {
           key: `checkin:identify:tenant:${params.tenantSlug}`,
           rule: PER_TENANT,
         });
-        return { status: 200, body: await identify(actor, params.tenantSlug, body, meta) };
+        return {
+          status: 200,
+          body: forCaller(actor.kind, await identify(actor, params.tenantSlug, body, meta)),
+        };
       },
     }),
     defineRoute({
@@ -120,9 +164,12 @@ export function checkinRoutes(deps: AppDeps) {
       summary: "Generate or read an identity's QR token",
       description:
         'Returns the active QR token of the identity, creating it on first call (201). The token is stored hashed ' +
-        'for lookup and encrypted so it can be shown again; it stays valid until revoked.',
+        'for lookup and encrypted so it can be shown again; it is valid until revoked or until `expiresAt` ' +
+        '(`createdAt` + the tenant’s `qrTokenTtlHours`, default 720 hours = 30 days). Once it has expired, this ' +
+        'call issues a new token (201): rotation is reading the token again after `expiresAt`.',
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
+      scope: 'checkin',
       params: IdentityParams,
       responses: {
         200: { description: 'The existing token', schema: QrToken },
@@ -144,6 +191,7 @@ export function checkinRoutes(deps: AppDeps) {
       description: 'The token stops working at once; the next GET creates a new one.',
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
+      scope: 'checkin',
       params: IdentityParams,
       responses: { 204: { description: 'Revoked' } },
       errors: [
@@ -162,20 +210,49 @@ export function checkinRoutes(deps: AppDeps) {
       description:
         'Records a check-in for the identity whose QR token this is (method `qr`); the event rules (status, ' +
         'methods, capacity, geofence from `lat`/`lng`) apply when `eventId` is given. The outcome is in the body; ' +
-        'the webhook and bus event follow. Unknown and revoked tokens answer 404.',
+        'the webhook and bus event follow. Unknown and revoked tokens answer 404, an expired one 410 ' +
+        '`qr_token_expired`. Anonymous callers get no scores (they are null for QR anyway).\n\n' +
+        '**Repeats.** The same identity admitted by QR again within the tenant’s `qrRepeatWindowMinutes` ' +
+        '(default 5; same event, or both without one) records nothing new: the answer is the earlier check-in ' +
+        'with `alreadyCheckedIn: true` (no new row, webhook or bus message). A scan that was refused (e.g. ' +
+        '`event_closed`) does not hold the window. A scan racing one still being recorded gets 409 `conflict`.\n\n' +
+        '**Link visits record nothing.** A kiosk or scanner calls this route as an API client (`Accept: ' +
+        'application/json`, `*/*` or none). `HEAD`, and a prefetch or link preview (`Purpose`, `Sec-Purpose`, ' +
+        '`X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and nothing is read or ' +
+        'recorded; a client that prefers `text/html` (someone who opened the link in a browser, a mail ' +
+        'scanner) gets a short HTML page saying so (200 `text/html`), nothing recorded.\n\n' +
+        'Limit: 120 calls a minute per client address.',
       tag: TAG,
       auth: ['public', 'apiKey', 'adminSession', 'device'],
+      scope: 'checkin',
       params: QrTokenParams,
       query: QrCheckinQuery,
-      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      responses: {
+        200: {
+          description: 'The recorded decision, or the earlier one (`alreadyCheckedIn: true`)',
+          schema: QrCheckinResult,
+        },
+        204: { description: 'HEAD, prefetch or link preview: nothing recorded' },
+      },
       errors: [
         { status: 404, code: 'not_found', description: 'unknown or revoked token, or an unknown event' },
+        { status: 409, code: 'conflict', description: 'a check-in with this code is being recorded right now' },
+        { status: 410, code: 'qr_token_expired', description: 'the token has expired; read it again for a new one' },
         RATE_LIMIT_ERROR,
       ],
       handler: async ({ params, query, actor, req, res }) => {
         const meta = requestMeta(req, res);
         await limitClient('qr', meta.ip);
-        return { status: 200, body: await checkin.checkinByQr(actor, params.token, query, meta) };
+        const visit = linkVisit(req);
+        if (visit === 'preview') return { status: 204 };
+        if (visit === 'browser') {
+          res.status(200).type('html').send(QR_PAGE);
+          return;
+        }
+        return {
+          status: 200,
+          body: forCaller(actor.kind, await checkin.checkinByQr(actor, params.token, query, meta)),
+        };
       },
     }),
     defineRoute({

@@ -22,11 +22,16 @@ import { Prisma } from '../../generated/prisma/client.js';
 export interface GalleryHit {
   personId: string;
   /** Cosine similarity in [-1, 1]. */
+  cosine: number;
+  /** Calibrated score in [0, 1], what thresholds apply to (see the face engine's calibration.ts). */
   score: number;
 }
 
 export interface FaceGallery {
-  /** The k best matching persons of the tenant, best first (templates of the current model only). */
+  /**
+   * The k best matching persons of the tenant by calibrated score, best first (templates of the
+   * current model only; the tenant's gallery is the calibration cohort).
+   */
   search(tenantId: string, embedding: Float32Array, k: number): Promise<GalleryHit[]>;
   /** After a commit that stored (or replaced) a person's template. */
   put(tenantId: string, personId: string, templateId: string, embedding: Float32Array): void;
@@ -171,7 +176,11 @@ export function createFaceGallery(deps: {
       let newSince: Date | null = new Date(gallery.syncedAt.getTime() - SKEW_MS);
       for (;;) {
         const candidates = gallery.index.search(embedding, k + SPARE);
-        const best = () => candidates.slice(0, k).map((c) => ({ personId: c.id, score: c.score }));
+        const best = () =>
+          gallery.index
+            .calibrate(embedding, candidates)
+            .slice(0, k)
+            .map((c) => ({ personId: c.id, cosine: c.cosine, score: c.score }));
         const unconfirmed = candidates
           .map((c) => gallery.templates.get(c.id)!)
           .filter((id) => !confirmed.has(id));

@@ -18,21 +18,27 @@ import { createOnboardingService } from './service.js';
 const TAG = 'Onboarding';
 
 const FACE_ERRORS = [
-  { status: 400, code: 'invalid_base64', description: 'frame is not valid base64' },
-  { status: 400, code: 'unsupported_image', description: 'frame is not a decodable JPEG or PNG' },
-  { status: 413, code: 'image_too_large', description: 'frame over 8 MB decoded or 25 megapixels' },
-  { status: 400, code: 'no_face_detected', description: 'no face found in the frame' },
+  { status: 400, code: 'invalid_base64', description: 'a frame is not valid base64' },
+  { status: 400, code: 'unsupported_image', description: 'a frame is not a decodable JPEG or PNG' },
+  { status: 413, code: 'image_too_large', description: 'a frame over 8 MB decoded or 25 megapixels' },
+  { status: 400, code: 'no_face_detected', description: 'no face found in a frame' },
   {
     status: 400,
     code: 'face_quality_too_low',
     description:
-      'face quality below the tenant’s biometricQualityLevel; the body carries `quality` (measured) and `required`',
+      'face quality below the tenant’s biometricQualityLevel; the body carries `quality` (measured), `required` ' +
+      'and `photo` (the index of the photo in `frames`, 0 for `frame`)',
+  },
+  {
+    status: 400,
+    code: 'photos_differ',
+    description: 'two of the `frames` do not show the same person; the body carries `photos` (their indexes)',
   },
   {
     status: 409,
     code: 'duplicate_face',
     description:
-      'the face matches another person of the tenant (cosine >= matchThreshold) and allowDuplicateFaces is off',
+      'the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off',
   },
   { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or unavailable' },
 ] as const;
@@ -51,12 +57,13 @@ export function onboardingRoutes(deps: AppDeps) {
       operationId: 'onboardPerson',
       summary: 'Create a person, their identity and their biometric enrollment in one call',
       description:
-        'For a tenant admin session or an integrator API key (the same callers that may create persons and ' +
-        'enroll them separately). The frame is analysed first; then person, identity, encrypted face ' +
+        'For an owner or admin session or an integrator API key with the scope `persons:write` (the same ' +
+        'callers that may create persons and enroll them separately). The frame is analysed first; then person, identity, encrypted face ' +
         'template and image, the `person.enrolled` event and the audit entry commit in one transaction, so a ' +
         `failure leaves nothing half-created. ${QUALITY}`,
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
+      scope: 'persons:write',
       body: OnboardingRequest,
       responses: { 201: { description: 'Created and enrolled', schema: OnboardingResult } },
       errors: [
@@ -132,11 +139,13 @@ export function onboardingRoutes(deps: AppDeps) {
       summary: 'Enroll (or re-enroll) a person’s face',
       description:
         'Authorised by `enrollment_token` bound to `personId` (single use: consumed on success, kept on ' +
-        'failure so the person can retry) or by an integrator API key of the person’s tenant. Re-enrollment ' +
+        'failure so the person can retry) or by an integrator API key of the person’s tenant (scope ' +
+        '`persons:write`). Re-enrollment ' +
         'replaces the template. Stores the template and the image encrypted and emits `person.enrolled`. ' +
         `Token calls are limited to 30 per 10 minutes per client address. ${QUALITY}`,
       tag: TAG,
       auth: ['public', 'apiKey'],
+      scope: 'persons:write',
       body: EnrollRequest,
       responses: { 200: { description: 'Enrolled', schema: EnrollResult } },
       errors: [

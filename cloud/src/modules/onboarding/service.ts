@@ -1,5 +1,6 @@
 // Onboarding: one-call person + identity + enrollment for a tenant's own staff or server, and the
 // public self-service flow register -> verify-token -> enroll authorised by a single-use token.
+import { enrollmentFrames } from '@portico/contract';
 import type {
   EnrollRequest,
   EnrollResult,
@@ -18,7 +19,7 @@ import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js'
 import { isUniqueViolation, newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
 import { tenantBySlug } from '../tenants/service.js';
-import { createIdentity } from '../identities/service.js';
+import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
 import { newPersonRow, toPersonWire } from '../persons/wire.js';
 import { createEnrollment } from './enrollment.js';
@@ -60,7 +61,7 @@ export function createOnboardingService(
 
     /** Person + identity + enrollment in one transaction; the face is checked before it opens. */
     async onboard(ctx: PersonContext, input: OnboardingRequest): Promise<OnboardingResult> {
-      const face = await enrollment.check(ctx.tenantId, input.frame, null);
+      const face = await enrollment.check(ctx.tenantId, enrollmentFrames(input), null);
       const personId = newId();
       const stored = await enrollment.store(ctx.tenantId, personId, face);
       const now = deps.clock.now();
@@ -81,8 +82,8 @@ export function createOnboardingService(
             targetId: personId,
             metadata: {
               identityId: identity.id,
-              quality: face.analysis.quality,
-              modelId: face.analysis.modelId,
+              quality: face.quality,
+              modelId: face.modelId,
             },
             ip: ctx.ip,
             requestId: ctx.requestId,
@@ -98,12 +99,16 @@ export function createOnboardingService(
       }
       await stored.committed();
       deps.outbox.notify();
-      const person = await prisma.person.findUniqueOrThrow({ where: { id: personId } });
+      const person = await prisma.person.findUniqueOrThrow({
+        where: { id: personId },
+        include: withIdentity,
+      });
       return {
         person: toPersonWire(person),
         identityId: result.identityId,
-        quality: face.analysis.quality,
-        modelId: face.analysis.modelId,
+        quality: face.quality,
+        photos: face.photos.length,
+        modelId: face.modelId,
       };
     },
 
@@ -115,6 +120,7 @@ export function createOnboardingService(
         const person = await tx.person.create({
           data: { id: newId(), ...newPersonRow(tenant.id, input, now) },
         });
+        await createIdentity(tx, { tenantId: tenant.id, personId: person.id, now });
         const token = await issueEnrollmentToken(tx, {
           tenantId: tenant.id,
           personId: person.id,
@@ -174,7 +180,7 @@ export function createOnboardingService(
       if (!person) throw notFound('Person');
       if (person.anonymisedAt) throw new AppError(409, 'conflict', 'The person was anonymised');
 
-      const face = await enrollment.check(tenantId, input.frame, person.id);
+      const face = await enrollment.check(tenantId, enrollmentFrames(input), person.id);
       const stored = await enrollment.store(tenantId, person.id, face);
       try {
         await prisma.$transaction(async (tx) => {
@@ -187,8 +193,8 @@ export function createOnboardingService(
             targetType: 'person',
             targetId: person.id,
             metadata: {
-              quality: face.analysis.quality,
-              modelId: face.analysis.modelId,
+              quality: face.quality,
+              modelId: face.modelId,
               viaToken: tokenId !== null,
             },
             ip: meta.ip,
@@ -197,7 +203,7 @@ export function createOnboardingService(
         });
       } catch (error) {
         await stored.rolledBack();
-        // Two enrollments of the same person at once: the unique template per person lets one win.
+        // Two enrollments of the same person at once: the unique template per person and model lets one win.
         if (isUniqueViolation(error))
           throw new AppError(409, 'conflict', 'Another enrollment of this person is in progress');
         throw error;
@@ -206,9 +212,10 @@ export function createOnboardingService(
       deps.outbox.notify();
       return {
         personId: person.id,
-        quality: face.analysis.quality,
+        quality: face.quality,
+        photos: face.photos.length,
         enrolled: true,
-        modelId: face.analysis.modelId,
+        modelId: face.modelId,
       };
     },
   };

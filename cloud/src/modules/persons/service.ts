@@ -2,8 +2,11 @@
 // deletion and anonymisation (with erasure of templates and images). Every query is scoped by the
 // caller's tenant: another tenant's id is 404.
 import {
+  Id,
   IMPORT_MAX_ROWS,
   ImportPersonRow,
+  Timestamp,
+  z,
   type CreatePersonRequest,
   type EnrollmentLinkSent,
   type ImportPersonsResult,
@@ -16,9 +19,11 @@ import {
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
-import { AppError, invalidFields, notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { toFieldErrors } from '../../http/route.js';
 import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
+import { likeLiteral } from '../../infra/db/like.js';
 
 import { recordAudit } from '../audit/record.js';
 import { revokeIdentities } from '../identities/service.js';
@@ -42,20 +47,7 @@ type Deps = Pick<
 const externalIdTaken = () =>
   new AppError(409, 'conflict', 'Another person of this tenant already has this externalId');
 
-function encodeCursor(createdAt: Date, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const createdAt = new Date(at);
-    if (typeof id !== 'string' || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
-    return { createdAt, id };
-  } catch {
-    throw invalidFields([{ path: 'query.cursor', message: 'not a cursor this API issued' }]);
-  }
-}
+const PersonCursor = z.tuple([Timestamp, Id]);
 
 export function createPersonService(deps: Deps) {
   const { prisma } = deps.db;
@@ -157,7 +149,7 @@ export function createPersonService(deps: Deps) {
     async list(ctx: PersonContext, query: PersonListQuery) {
       const and: Prisma.PersonWhereInput[] = [{ tenantId: ctx.tenantId }];
       if (query.q) {
-        const contains = { contains: query.q, mode: 'insensitive' as const };
+        const contains = { contains: likeLiteral(query.q), mode: 'insensitive' as const };
         and.push({
           OR: [{ name: contains }, { document: contains }, { externalId: contains }, { email: contains }],
         });
@@ -167,8 +159,9 @@ export function createPersonService(deps: Deps) {
       if (query.createdFrom) and.push({ createdAt: { gte: new Date(query.createdFrom) } });
       if (query.createdTo) and.push({ createdAt: { lt: new Date(query.createdTo) } });
       if (query.cursor) {
-        const c = decodeCursor(query.cursor);
-        and.push({ OR: [{ createdAt: { gt: c.createdAt } }, { createdAt: c.createdAt, id: { gt: c.id } }] });
+        const [at, id] = decodeCursor(query.cursor, PersonCursor);
+        const createdAt = new Date(at);
+        and.push({ OR: [{ createdAt: { gt: createdAt } }, { createdAt, id: { gt: id } }] });
       }
       const rows = await prisma.person.findMany({
         where: { AND: and },
@@ -179,7 +172,7 @@ export function createPersonService(deps: Deps) {
       const last = page[page.length - 1];
       return {
         items: page.map(toPersonWire),
-        nextCursor: rows.length > query.limit && last ? encodeCursor(last.createdAt, last.id) : null,
+        nextCursor: rows.length > query.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
       };
     },
 

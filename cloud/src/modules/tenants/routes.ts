@@ -4,7 +4,6 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
-import { requireManager } from '../auth/roles.js';
 import { createTenantService, type TenantContext } from './service.js';
 
 const TAG = 'Tenant';
@@ -13,8 +12,12 @@ const SETTINGS_DOC =
   'Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), ' +
   '`geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` ' +
   '(`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), ' +
-  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.40 (cosine ' +
-  'similarity), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false.';
+  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.6 (calibrated ' +
+  'match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, ' +
+  '`qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token ' +
+  'admitted again within it records nothing new; 0–1440, 0 off).';
+const WRITERS =
+  'An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`.';
 
 export function contextOf(
   actor: Extract<Actor, { kind: 'adminSession' | 'apiKey' }>,
@@ -48,9 +51,11 @@ export function tenantRoutes(deps: AppDeps) {
       path: '/v1/tenants/{id}',
       operationId: 'getTenant',
       summary: 'The caller’s tenant',
-      description: 'Only the caller’s own tenant; any other id is 404. Admin session or API key.',
+      description:
+        'Only the caller’s own tenant; any other id is 404. Admin session or API key (scope `tenant:read`).',
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
+      scope: 'tenant:read',
       params: IdParams,
       responses: { 200: { description: 'The tenant', schema: Tenant } },
       errors: [notOwn],
@@ -64,26 +69,30 @@ export function tenantRoutes(deps: AppDeps) {
       path: '/v1/tenants/{id}',
       operationId: 'updateTenant',
       summary: 'Update the tenant’s basic data',
-      description: 'Partial update of the display name (the slug is fixed). Owner or admin session only.',
+      description: `Partial update of the display name (the slug is fixed). ${WRITERS}`,
       tag: TAG,
-      auth: ['adminSession'],
+      auth: ['adminSession', 'apiKey'],
+      scope: 'tenant:write',
       params: IdParams,
       body: TenantPatch,
       responses: { 200: { description: 'The updated tenant', schema: Tenant } },
       errors: [notOwn],
-      handler: async ({ actor, params, body, req, res }) => {
-        requireManager(actor);
-        return { status: 200, body: await tenants.update(contextOf(actor, req, res), params.id, body) };
-      },
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await tenants.update(contextOf(actor, req, res), params.id, body),
+      }),
     }),
     defineRoute({
       method: 'get',
       path: '/v1/tenants/{id}/settings',
       operationId: 'getTenantSettings',
       summary: 'The tenant’s settings (defaults filled in)',
-      description: `Every setting, with the default where the tenant set nothing. ${SETTINGS_DOC}`,
+      description:
+        'Every setting, with the default where the tenant set nothing. Admin session or API key (scope ' +
+        `\`tenant:read\`). ${SETTINGS_DOC}`,
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
+      scope: 'tenant:read',
       params: IdParams,
       responses: { 200: { description: 'The effective settings', schema: TenantSettings } },
       errors: [notOwn],
@@ -99,20 +108,18 @@ export function tenantRoutes(deps: AppDeps) {
       summary: 'Update settings (partial)',
       description:
         'Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks ' +
-        `off); unknown fields are 400 \`validation_failed\`. Owner or admin session only. ${SETTINGS_DOC}`,
+        `off); unknown fields are 400 \`validation_failed\`. ${WRITERS} ${SETTINGS_DOC}`,
       tag: TAG,
-      auth: ['adminSession'],
+      auth: ['adminSession', 'apiKey'],
+      scope: 'tenant:write',
       params: IdParams,
       body: TenantSettingsPatch,
       responses: { 200: { description: 'The effective settings after the change', schema: TenantSettings } },
       errors: [notOwn],
-      handler: async ({ actor, params, body, req, res }) => {
-        requireManager(actor);
-        return {
-          status: 200,
-          body: await tenants.updateSettings(contextOf(actor, req, res), params.id, body),
-        };
-      },
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await tenants.updateSettings(contextOf(actor, req, res), params.id, body),
+      }),
     }),
   ];
 }
