@@ -34,7 +34,15 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
       name: 'webhooks',
       pollMs: POLL_MS,
       runOnce: dispatcher.runOnce,
-      subscribe,
+      // A finished delivery frees a slot of the pool: claim again at once.
+      subscribe: (wake) => {
+        const fromOutbox = subscribe(wake);
+        const fromPool = dispatcher.subscribe(wake);
+        return () => {
+          fromOutbox();
+          fromPool();
+        };
+      },
       logger: deps.logger,
     }),
     startWorkerLoop({
@@ -52,5 +60,10 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
       logger: deps.logger,
     }),
   ];
-  return { stop: async () => void (await Promise.all(loops.map((l) => l.stop()))) };
+  return {
+    async stop() {
+      await Promise.all(loops.map((l) => l.stop()));
+      await dispatcher.drain();
+    },
+  };
 }

@@ -16,7 +16,10 @@ export function answerClientError(logger: Logger) {
     }
     const error = errorOf(err.code);
     const requestId = `req_${randomBytes(9).toString('base64url')}`;
-    logger.info({ requestId, code: err.code, status: error.status }, 'refused a request the HTTP parser could not read');
+    logger.info(
+      { requestId, code: err.code, status: error.status },
+      'refused a request the HTTP parser could not read',
+    );
     const problem = problemOf(error, requestId);
     const body = JSON.stringify(problem);
     socket.end(

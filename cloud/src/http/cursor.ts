@@ -16,6 +16,7 @@ export function decodeCursor<T>(cursor: string, shape: z.ZodType<T>): T {
     key = undefined;
   }
   const parsed = shape.safeParse(key);
-  if (!parsed.success) throw invalidFields([{ path: 'query.cursor', message: 'not a cursor this API issued' }]);
+  if (!parsed.success)
+    throw invalidFields([{ path: 'query.cursor', message: 'not a cursor this API issued' }]);
   return parsed.data;
 }

@@ -3,8 +3,9 @@ import mqtt from 'mqtt';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/modules/outbox/emit.js';
 import { provisionTenant, type ProvisionedTenant } from '../../src/modules/tenants/provision.js';
+import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/dispatcher.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { TestClock } from '../support/identity.js';
+import { adminOf, TestClock } from '../support/identity.js';
 import { createTestDatabase } from '../support/database.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -235,6 +236,84 @@ describe('webhook retries (test clock)', () => {
       await first?.close();
       await receiver.close();
       await db.close();
+    }
+  });
+});
+
+describe('webhookUrl changes with retries pending (test clock)', () => {
+  let t: TestApp;
+  const clock = new TestClock();
+  beforeAll(async () => {
+    t = await createTestApp({ clock });
+  });
+  afterAll(() => t.close());
+
+  /** A tenant whose admin sets `url` through the API, and one event whose first attempt failed. */
+  async function failedOnce(receiver: WebhookReceiver) {
+    const admin = await adminOf(t);
+    const settings = (webhookUrl: string | null) =>
+      t.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
+        headers: admin.headers,
+        body: { webhookUrl },
+      });
+    expect((await settings(receiver.url)).status).toBe(200);
+    const event = await emitEnrolled(t, admin.tenant.tenantId);
+    await receiver.waitFor(1);
+    await expect
+      .poll(() => t.deps.db.prisma.webhookAttempt.count({ where: { delivery: { outboxEventId: event.id } } }))
+      .toBe(1);
+    return { tenantId: admin.tenant.tenantId, event, settings };
+  }
+
+  const deliveryOf = (eventId: string) =>
+    t.deps.db.prisma.webhookDelivery.findFirstOrThrow({
+      where: { outboxEventId: eventId },
+      include: { attemptLog: { orderBy: { attempt: 'asc' } } },
+    });
+
+  it('cancels a pending retry once the webhookUrl is cleared, and records why', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      receiver.respondWith = 503;
+      const { event, settings } = await failedOnce(receiver);
+      expect((await settings(null)).status).toBe(200);
+      clock.advance(RETRY_DELAYS_MS[0]);
+      t.deps.outbox.notify();
+      await expect.poll(async () => (await deliveryOf(event.id)).status).toBe('cancelled');
+      const delivery = await deliveryOf(event.id);
+      expect(delivery.lastError).toBe("cancelled: the tenant's webhookUrl was cleared");
+      expect(delivery.attempts).toBe(1);
+      expect(delivery.attemptLog.map((a) => [a.attempt, a.statusCode, a.error])).toEqual([
+        [1, 503, null],
+        [2, null, "cancelled: the tenant's webhookUrl was cleared"],
+      ]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('cancels (does not redirect) a pending retry when the webhookUrl changes; new events go to the new URL', async () => {
+    const old = await startWebhookReceiver();
+    const next = await startWebhookReceiver();
+    try {
+      old.respondWith = 503;
+      const { tenantId, event, settings } = await failedOnce(old);
+      expect((await settings(next.url)).status).toBe(200);
+      clock.advance(RETRY_DELAYS_MS[0]);
+      t.deps.outbox.notify();
+      await expect.poll(async () => (await deliveryOf(event.id)).status).toBe('cancelled');
+      expect((await deliveryOf(event.id)).lastError).toBe("cancelled: the tenant's webhookUrl was changed");
+      const later = await emitEnrolled(t, tenantId, 'person-2');
+      const [hit] = await next.waitFor(1);
+      expect(JSON.parse(hit!.rawBody).id).toBe(later.id);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(old.received).toHaveLength(1);
+      expect(next.received).toHaveLength(1);
+    } finally {
+      await old.close();
+      await next.close();
     }
   });
 });

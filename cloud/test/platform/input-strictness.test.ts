@@ -116,11 +116,16 @@ describe('input strictness', () => {
         ['back\\slash', 'bsl-1'],
         ['Plain Name', 'pln-1'],
       ]) {
-        const created = await t.request('POST', '/v1/persons', { headers: who.keyHeaders, body: { name, document } });
+        const created = await t.request('POST', '/v1/persons', {
+          headers: who.keyHeaders,
+          body: { name, document },
+        });
         expect(created.status).toBe(201);
       }
       const names = async (q: string) => {
-        const res = await t.request('GET', `/v1/persons?q=${encodeURIComponent(q)}`, { headers: who.keyHeaders });
+        const res = await t.request('GET', `/v1/persons?q=${encodeURIComponent(q)}`, {
+          headers: who.keyHeaders,
+        });
         expect(res.status).toBe(200);
         return res.body.items.map((p: { name: string }) => p.name);
       };
@@ -201,7 +206,11 @@ describe('input strictness', () => {
     expect(res.status).toBe(431);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
     const body = await res.json();
-    expect(body).toMatchObject({ status: 431, code: 'headers_too_large', type: expect.stringContaining('headers') });
+    expect(body).toMatchObject({
+      status: 431,
+      code: 'headers_too_large',
+      type: expect.stringContaining('headers'),
+    });
     expect(body.requestId).toBe(res.headers.get('x-request-id'));
   });
 });

@@ -14,6 +14,8 @@ export interface WebhookReceiver {
   received: ReceivedWebhook[];
   /** Status to answer with; `'hang'` never answers. */
   respondWith: number | 'hang';
+  /** Answers this long after the request arrived (a slow receiver); 0 answers at once. */
+  delayMs: number;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   /** The first parsed body that matches, waiting for it to arrive. */
   waitForBody(match: (body: any) => boolean, timeoutMs?: number): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -28,6 +30,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     url: '',
     received,
     respondWith: 200,
+    delayMs: 0,
     async waitFor(count, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
@@ -65,7 +68,10 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
         receivedAt: Date.now(),
       });
       waiting.forEach((w) => w());
-      if (receiver.respondWith !== 'hang') res.writeHead(receiver.respondWith).end();
+      const status = receiver.respondWith;
+      if (status === 'hang') return;
+      if (receiver.delayMs > 0) setTimeout(() => res.writeHead(status).end(), receiver.delayMs);
+      else res.writeHead(status).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -7,11 +7,9 @@ const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbf
  * Every string a caller sends. PostgreSQL refuses U+0000 (and would silently replace an unpaired
  * surrogate), so both are refused here, at the edge, with 400 `validation_failed` on the field.
  */
-export const Text = z
-  .string()
-  .refine((s) => !s.includes('\u0000') && !UNPAIRED_SURROGATE.test(s), {
-    message: 'must be Unicode text without NUL (U+0000) or unpaired surrogates',
-  });
+export const Text = z.string().refine((s) => !s.includes('\u0000') && !UNPAIRED_SURROGATE.test(s), {
+  message: 'must be Unicode text without NUL (U+0000) or unpaired surrogates',
+});
 
 /** Ids are opaque: a well-formed id that names nothing (or another tenant's row) is 404 `not_found`. */
 export const Id = Text.min(1).max(64).openapi({ example: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11' });
@@ -27,8 +25,9 @@ export const IdParams = z.object({ id: Id });
  */
 export function queryNumber<T extends z.ZodNumber>(schema: T) {
   return z.preprocess((v, ctx) => {
-    if (typeof v === 'string' && /^-?(0|[1-9][0-9]{0,15})(\.[0-9]{1,15})?$/.test(v)) return Number(v);
-    if (typeof v === 'string') ctx.addIssue({ code: 'custom', message: 'must be a number in decimal digits' });
+    if (typeof v !== 'string') return v;
+    if (/^-?(0|[1-9][0-9]{0,15})(\.[0-9]{1,15})?$/.test(v)) return Number(v);
+    ctx.addIssue({ code: 'custom', message: 'must be a number in decimal digits' });
     return v;
   }, schema);
 }
@@ -38,9 +37,7 @@ export const PageQuery = z.object({
   limit: queryNumber(z.number().int().min(1).max(200))
     .default(50)
     .openapi({ description: 'Page size, 1 to 200 (default 50).' }),
-  cursor: Text.max(512)
-    .optional()
-    .openapi({ description: 'Opaque `nextCursor` of the previous page.' }),
+  cursor: Text.max(512).optional().openapi({ description: 'Opaque `nextCursor` of the previous page.' }),
 });
 
 export function pageOf<T extends z.ZodType>(item: T) {
