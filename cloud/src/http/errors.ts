@@ -112,7 +112,11 @@ function toAppError(err: unknown): AppError {
       return new AppError(415, 'unsupported_media_type', 'Unsupported body encoding');
   }
   if (isEncodingError(err)) {
-    return new AppError(400, 'validation_failed', 'A value is not text the database can store (e.g. a NUL byte)');
+    return new AppError(
+      400,
+      'validation_failed',
+      'A value is not text the database can store (e.g. a NUL byte)',
+    );
   }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -126,7 +130,7 @@ function toAppError(err: unknown): AppError {
  * contract's `Text` refuses these at the edge; this is the backstop for a string no schema checked.
  */
 function isEncodingError(err: unknown): boolean {
-  const code = (err as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta
-    ?.driverAdapterError?.cause?.originalCode;
+  const code = (err as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)
+    ?.meta?.driverAdapterError?.cause?.originalCode;
   return code === '22021' || code === '22P05';
 }

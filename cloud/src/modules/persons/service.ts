@@ -172,7 +172,8 @@ export function createPersonService(deps: Deps) {
       const last = page[page.length - 1];
       return {
         items: page.map(toPersonWire),
-        nextCursor: rows.length > query.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
+        nextCursor:
+          rows.length > query.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
       };
     },
 
