@@ -1,5 +1,7 @@
 // Who is calling. One middleware resolves every request into exactly one Actor; each route declares
 // which kinds it accepts, and services scope every query by the actor's tenant.
+import type { ApiScope } from '@portico/contract';
+
 export type Actor =
   | { kind: 'adminSession'; tenantId: string; userId: string; role: string; sessionId: string }
   | {
@@ -8,6 +10,7 @@ export type Actor =
       applicationId: string;
       keyId: string;
       environment: 'sandbox' | 'live';
+      scopes: readonly ApiScope[];
     }
   | { kind: 'portal'; accountId: string; sessionId: string }
   | { kind: 'device'; tenantId: string | null }

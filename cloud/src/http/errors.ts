@@ -50,6 +50,7 @@ const TITLES: Partial<Record<number, string>> = {
   404: 'Not Found',
   408: 'Request Timeout',
   409: 'Conflict',
+  410: 'Gone',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   431: 'Request Header Fields Too Large',

@@ -2,8 +2,8 @@
 // declaration mounts the Express handler (with validation) and documents the route in OpenAPI.
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { z, Problem, type ErrorCode } from '@portico/contract';
-import type { ActorKind, ActorOf } from './actor.js';
+import { z, API_SCOPES, Problem, ROLE_SCOPES, type ApiScope, type ErrorCode } from '@portico/contract';
+import type { Actor, ActorKind, ActorOf } from './actor.js';
 import { AppError, invalidFields, type FieldError } from './errors.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -32,6 +32,13 @@ export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unkn
   tag: string;
   /** Caller kinds accepted; anyone else gets 401 (no credentials) or 403 (wrong kind). */
   auth: readonly K[];
+  /**
+   * What the caller must hold: an API key this scope (else 403 `insufficient_scope`), a tenant user a
+   * role that grants it (`ROLE_SCOPES`, else 403 `forbidden`). A route that takes API keys, not the
+   * public, and names no scope needs a key with every scope: a narrowed key reaches only what was
+   * thought through for it.
+   */
+  scope?: ApiScope;
   params?: P;
   query?: Q;
   body?: B;
@@ -134,7 +141,9 @@ export function mountRoute(
             `This route does not accept ${describeActor(actor.kind)} credentials`,
           );
     }
-    if (def.body && !req.is('application/json')) {
+    checkScope(def, actor as Actor);
+    // A body schema that accepts nothing (`.optional()`) lets a client send no body at all.
+    if (def.body && !req.is('application/json') && !(isBodyless(req) && bodyIsOptional(def))) {
       throw new AppError(415, 'unsupported_media_type', 'Send the body as application/json');
     }
     const input = {
@@ -153,6 +162,39 @@ export function mountRoute(
     else res.status(result.status).json(result.body);
   });
   registry.registerPath(toOpenApi(def));
+}
+
+function checkScope(def: RouteDef, actor: Actor): void {
+  if (actor.kind === 'apiKey') {
+    const needed: readonly ApiScope[] = def.scope
+      ? [def.scope]
+      : def.auth.includes('public' as never)
+        ? []
+        : API_SCOPES;
+    const missing = needed.filter((scope) => !actor.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw new AppError(403, 'insufficient_scope', `This API key lacks the scope ${missing.join(', ')}`, {
+        extra: { missingScopes: missing },
+      });
+    }
+  } else if (actor.kind === 'adminSession' && def.scope) {
+    const granted: readonly ApiScope[] = ROLE_SCOPES[actor.role as keyof typeof ROLE_SCOPES] ?? [];
+    if (!granted.includes(def.scope)) {
+      throw new AppError(403, 'forbidden', `The ${actor.role} role may not do this (it needs ${def.scope})`);
+    }
+  }
+}
+
+function isBodyless(req: Request): boolean {
+  return (
+    req.headers['content-type'] === undefined &&
+    req.headers['transfer-encoding'] === undefined &&
+    Number(req.headers['content-length'] ?? 0) === 0
+  );
+}
+
+function bodyIsOptional(def: RouteDef): boolean {
+  return (def.body as Schema | undefined)?.safeParse(undefined).success ?? false;
 }
 
 function isPublicOnly(def: RouteDef): boolean {
@@ -217,6 +259,15 @@ function toOpenApi(def: RouteDef): RouteConfig {
     );
     addError(403, '`forbidden`: these credentials may not call this route');
   }
+  if (def.auth.includes('apiKey' as never) && (def.scope || !def.auth.includes('public' as never))) {
+    addError(
+      403,
+      `\`insufficient_scope\`: the API key lacks ${def.scope ? `the scope \`${def.scope}\`` : 'one of the scopes (this route needs them all)'}`,
+    );
+  }
+  if (def.scope && def.auth.includes('adminSession' as never)) {
+    addError(403, `\`forbidden\`: the user's role does not grant \`${def.scope}\``);
+  }
   for (const e of def.errors ?? []) addError(e.status, `\`${e.code}\`: ${e.description}`);
   addError(500, '`internal_error`: details are logged, never returned');
   for (const [status, texts] of errors) responses[String(status)] = problemResponse(texts.join('; '));
@@ -226,7 +277,10 @@ function toOpenApi(def: RouteDef): RouteConfig {
   if (def.params) request.params = def.params as never;
   if (def.query) request.query = def.query as never;
   if (def.body)
-    request.body = { required: true, content: { 'application/json': { schema: def.body as Schema } } };
+    request.body = {
+      required: !bodyIsOptional(def),
+      content: { 'application/json': { schema: def.body as Schema } },
+    };
   return {
     method: def.method,
     path: def.path,
@@ -234,7 +288,9 @@ function toOpenApi(def: RouteDef): RouteConfig {
     summary: def.summary,
     ...(def.description ? { description: def.description } : {}),
     tags: [def.tag],
-    security: def.auth.includes('public' as never) ? [] : kinds.map((k) => SECURITY[k]),
+    security: def.auth.includes('public' as never)
+      ? []
+      : kinds.map((k) => (k === 'apiKey' && def.scope ? { apiKey: [def.scope] } : SECURITY[k])),
     request,
     responses,
   };

@@ -67,7 +67,7 @@ describe('MFA (TOTP)', () => {
       body: { code: await totp(body.secret, app.clock.now()) },
     });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ mfaEnabled: true });
+    expect(ok.body).toEqual({ mfaEnabled: true, endedSessions: 0 });
     const me = await app.request('GET', '/v1/auth/me', { headers: a.headers });
     expect(me.body.mfaEnabled).toBe(true);
     const again = await app.request('POST', '/v1/auth/mfa/setup', { headers: a.headers });

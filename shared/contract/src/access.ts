@@ -1,6 +1,6 @@
 // What a caller may do. An API key holds scopes; a tenant user's role grants scopes too, so one check
 // on each route covers both kinds of caller.
-import { UserRole } from './auth.js';
+import type { UserRole } from './auth.js';
 import { z } from './zod.js';
 
 export const API_SCOPES = ['persons:read', 'persons:write', 'checkin', 'tenant:read', 'tenant:write'] as const;

@@ -1,4 +1,5 @@
 // Wire types of `/v1/applications` and their API keys.
+import { ApiScope, ApiScopeList } from './access.js';
 import { Id, IdParams, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
@@ -11,6 +12,7 @@ export const CreateApplicationRequest = z
   .strictObject({
     name: Text.trim().min(1).max(200).openapi({ example: 'Front desk integration' }),
     environment: ApplicationEnvironment.default('live'),
+    scopes: ApiScopeList.optional().openapi({ description: 'Scopes of the first key; omit for every scope.' }),
   })
   .openapi('CreateApplicationRequest');
 export type CreateApplicationRequest = z.infer<typeof CreateApplicationRequest>;
@@ -41,6 +43,7 @@ export const ApiKey = z
     lastUsedAt: Timestamp.nullable().openapi({ description: 'Updated at most once a minute.' }),
     revokedAt: Timestamp.nullable(),
     rotatedFromId: Id.nullable().openapi({ description: 'The key this one replaced on rotation.' }),
+    scopes: z.array(ApiScope).openapi({ description: 'What the key may do; a rotation keeps them.' }),
   })
   .openapi('ApiKey');
 export type ApiKey = z.infer<typeof ApiKey>;
@@ -67,6 +70,13 @@ export const ApplicationList = z
       .openapi({ description: 'Pass as `cursor` for the next page; null on the last.' }),
   })
   .openapi('ApplicationList');
+
+/** The body of `POST /v1/applications/{id}/api-keys` is optional: without it the key holds every scope. */
+export const CreateApiKeyRequest = z
+  .strictObject({ scopes: ApiScopeList.optional() })
+  .openapi('CreateApiKeyRequest')
+  .optional();
+export type CreateApiKeyRequest = z.infer<typeof CreateApiKeyRequest>;
 
 export const ApiKeyList = z.object({ items: z.array(ApiKey) }).openapi('ApiKeyList');
 

@@ -1,6 +1,11 @@
 // Integrator API keys: `pk_live_` / `pk_test_` + 32 random bytes (base64url). High entropy, so a
 // SHA-256 is enough to store them (no slow hash); the clear key is shown once.
-import type { Application as ApplicationWire, ApiKey as ApiKeyWire } from '@portico/contract';
+import {
+  API_SCOPES,
+  type ApiScope,
+  type Application as ApplicationWire,
+  type ApiKey as ApiKeyWire,
+} from '@portico/contract';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
@@ -20,6 +25,7 @@ export const keyPrefixFor = (environment: Environment) => (environment === 'live
 export async function issueApiKey(
   tx: Pick<Tx, 'apiKey'>,
   app: Pick<Application, 'id' | 'tenantId' | 'environment'>,
+  scopes: readonly ApiScope[] = API_SCOPES,
   rotatedFromId: string | null = null,
 ): Promise<{ row: ApiKey; key: string }> {
   const key = randomToken(keyPrefixFor(app.environment as Environment));
@@ -31,6 +37,7 @@ export async function issueApiKey(
       prefix: key.slice(0, 12),
       lastFour: key.slice(-4),
       keyHash: hashToken(key),
+      scopes: [...scopes],
       rotatedFromId,
     },
   });
@@ -74,7 +81,13 @@ export async function authenticateApiKey(
     applicationId: row.applicationId,
     keyId: row.id,
     environment: row.application.environment as Environment,
+    scopes: scopesOf(row),
   };
+}
+
+/** The key's scopes the service knows (a scope dropped from the contract grants nothing). */
+export function scopesOf(row: Pick<ApiKey, 'scopes'>): ApiScope[] {
+  return API_SCOPES.filter((scope) => row.scopes.includes(scope));
 }
 
 export function toApiKeyWire(row: ApiKey, environment: string): ApiKeyWire {
@@ -89,6 +102,7 @@ export function toApiKeyWire(row: ApiKey, environment: string): ApiKeyWire {
     lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
     revokedAt: row.revokedAt?.toISOString() ?? null,
     rotatedFromId: row.rotatedFromId,
+    scopes: scopesOf(row),
   };
 }
 

@@ -4,6 +4,7 @@ import {
   ApiKeyWithSecret,
   ApplicationKeyParams,
   ApplicationList,
+  CreateApiKeyRequest,
   CreateApplicationRequest,
   CreatedApplication,
   IdParams,
@@ -22,6 +23,10 @@ const ADMIN_ONLY =
 const KEY_FORMAT =
   'Key format: `pk_live_` (live application) or `pk_test_` (sandbox) followed by 43 base64url characters ' +
   '(32 random bytes). The service stores only its SHA-256; the clear key appears in this answer only.';
+const SCOPES =
+  'A key holds `scopes` (`persons:read`, `persons:write`, `checkin`, `tenant:read`, `tenant:write`): give ' +
+  '`scopes` for a narrower key, omit them for a key with every scope. A call the key’s scopes do not cover ' +
+  'is 403 `insufficient_scope`; routes that name no scope need every scope. ';
 
 function contextOf(actor: ActorOf<'adminSession'>, req: Request, res: Response): AdminContext {
   requireManager(actor);
@@ -66,7 +71,7 @@ export function applicationRoutes(deps: AppDeps) {
       path: '/v1/applications',
       operationId: 'createApplication',
       summary: 'Create an application and its first API key',
-      description: `${ADMIN_ONLY}Answers the application and its first key in clear text, once. ${KEY_FORMAT}`,
+      description: `${ADMIN_ONLY}Answers the application and its first key in clear text, once. ${SCOPES}${KEY_FORMAT}`,
       tag: TAG,
       auth: ['adminSession'],
       body: CreateApplicationRequest,
@@ -115,15 +120,16 @@ export function applicationRoutes(deps: AppDeps) {
       path: '/v1/applications/{id}/api-keys',
       operationId: 'createApiKey',
       summary: 'Issue another API key',
-      description: `${ADMIN_ONLY}${KEY_FORMAT}`,
+      description: `${ADMIN_ONLY}The body is optional. ${SCOPES}${KEY_FORMAT}`,
       tag: TAG,
       auth: ['adminSession'],
       params: IdParams,
+      body: CreateApiKeyRequest,
       responses: { 201: { description: 'The new key, in clear text this once', schema: ApiKeyWithSecret } },
       errors: [appNotFound],
-      handler: async ({ actor, params, req, res }) => ({
+      handler: async ({ actor, params, body, req, res }) => ({
         status: 201,
-        body: await apps.createKey(contextOf(actor, req, res), params.id),
+        body: await apps.createKey(contextOf(actor, req, res), params.id, body?.scopes),
       }),
     }),
     defineRoute({
@@ -133,7 +139,8 @@ export function applicationRoutes(deps: AppDeps) {
       summary: 'Rotate a key: the old one stops now, a new one is issued',
       description:
         `${ADMIN_ONLY}The old key gets status \`rotated\` and is refused (401 \`invalid_api_key\`) from this ` +
-        `moment, with no grace period; the new key (with \`rotatedFromId\`) is answered once. ${KEY_FORMAT}`,
+        `moment, with no grace period; the new key (with \`rotatedFromId\` and the old key’s scopes) is ` +
+        `answered once. ${KEY_FORMAT}`,
       tag: TAG,
       auth: ['adminSession'],
       params: ApplicationKeyParams,

@@ -1,12 +1,12 @@
 // Applications and their API keys, always within the admin's own tenant (another tenant's id is 404).
-import { Id, z, type ApiKey as ApiKeyWire, type ApiKeyWithSecret } from '@portico/contract';
+import { Id, z, type ApiKey as ApiKeyWire, type ApiKeyWithSecret, type ApiScope } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
 import { newId, type Database, type Tx } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
-import { issueApiKey, toApiKeyWire, toApplicationWire, type Environment } from './keys.js';
+import { issueApiKey, scopesOf, toApiKeyWire, toApplicationWire, type Environment } from './keys.js';
 
 export interface AdminContext {
   tenantId: string;
@@ -74,12 +74,15 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
       };
     },
 
-    async create(ctx: AdminContext, input: { name: string; environment: Environment }) {
+    async create(
+      ctx: AdminContext,
+      input: { name: string; environment: Environment; scopes?: ApiScope[] | undefined },
+    ) {
       return prisma.$transaction(async (tx) => {
         const app = await tx.application.create({
           data: { id: newId(), tenantId: ctx.tenantId, name: input.name, environment: input.environment },
         });
-        const issued = await issueApiKey(tx, app);
+        const issued = await issueApiKey(tx, app, input.scopes);
         await audit(tx, ctx, 'application.created', 'application', app.id, {
           name: app.name,
           environment: app.environment,
@@ -87,6 +90,7 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
         await audit(tx, ctx, 'api_key.created', 'api_key', issued.row.id, {
           applicationId: app.id,
           prefix: issued.row.prefix,
+          scopes: issued.row.scopes,
         });
         return { application: toApplicationWire(app), apiKey: withSecret(issued, app.environment) };
       });
@@ -112,13 +116,14 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
       return { items: rows.map((r) => toApiKeyWire(r, app.environment)) };
     },
 
-    async createKey(ctx: AdminContext, id: string): Promise<ApiKeyWithSecret> {
+    async createKey(ctx: AdminContext, id: string, scopes?: ApiScope[]): Promise<ApiKeyWithSecret> {
       return prisma.$transaction(async (tx) => {
         const app = await findApp(tx, ctx, id);
-        const issued = await issueApiKey(tx, app);
+        const issued = await issueApiKey(tx, app, scopes);
         await audit(tx, ctx, 'api_key.created', 'api_key', issued.row.id, {
           applicationId: app.id,
           prefix: issued.row.prefix,
+          scopes: issued.row.scopes,
         });
         return withSecret(issued, app.environment);
       });
@@ -129,11 +134,11 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
       const now = deps.clock.now();
       return prisma.$transaction(async (tx) => {
         const app = await findApp(tx, ctx, id);
-        const retired = await tx.apiKey.updateMany({
+        const retired = await tx.apiKey.updateManyAndReturn({
           where: { id: keyId, applicationId: app.id, tenantId: ctx.tenantId, status: 'active' },
           data: { status: 'rotated', revokedAt: now },
         });
-        if (retired.count === 0) {
+        if (retired.length === 0) {
           const exists = await tx.apiKey.findFirst({ where: { id: keyId, applicationId: app.id } });
           if (!exists) throw notFound('API key');
           throw new AppError(
@@ -142,7 +147,8 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
             `The key is ${exists.status}; only an active key can be rotated`,
           );
         }
-        const issued = await issueApiKey(tx, app, keyId);
+        // The replacement does what the old key did, no more.
+        const issued = await issueApiKey(tx, app, scopesOf(retired[0]!), keyId);
         await audit(tx, ctx, 'api_key.rotated', 'api_key', keyId, {
           applicationId: app.id,
           newKeyId: issued.row.id,

@@ -107,8 +107,17 @@ export function createMfaService(
     return { secret, otpauthUri, qrCodeDataUrl };
   }
 
-  async function enable(userId: string, code: string, meta: RequestMeta): Promise<void> {
-    const user = await loadUser(userId);
+  /**
+   * Turns MFA on; with `endOtherSessions` every other session of the user ends in the same transaction
+   * (whoever may have logged in with a leaked password is out). Answers how many sessions ended.
+   */
+  async function enable(
+    session: { userId: string; sessionId: string },
+    input: { code: string; endOtherSessions: boolean },
+    meta: RequestMeta,
+  ): Promise<number> {
+    const user = await loadUser(session.userId);
+    const { code } = input;
     if (user.mfaEnabled) throw conflict('MFA is already enabled');
     if (!user.mfaSecretEnc) throw conflict('Call POST /v1/auth/mfa/setup first');
     const outcome = await checkCode(user, code);
@@ -116,8 +125,23 @@ export function createMfaService(
       await audit(user, 'auth.mfa.verify_failed', meta, { step: 'enable', reason: outcome });
       throw wrongCode(outcome);
     }
-    await prisma.user.update({ where: { id: user.id }, data: { mfaEnabled: true } });
-    await audit(user, 'auth.mfa.enabled', meta);
+    const now = deps.clock.now();
+    const ended = await prisma.$transaction(async (tx) => {
+      await tx.user.update({ where: { id: user.id }, data: { mfaEnabled: true } });
+      if (!input.endOtherSessions) return 0;
+      const others = await tx.refreshSession.findMany({
+        where: { userId: user.id, familyId: { not: session.sessionId }, revokedAt: null, expiresAt: { gt: now } },
+        distinct: ['familyId'],
+        select: { familyId: true },
+      });
+      await tx.refreshSession.updateMany({
+        where: { familyId: { in: others.map((o) => o.familyId) }, revokedAt: null },
+        data: { revokedAt: now, revokedReason: 'mfa_enabled' },
+      });
+      return others.length;
+    });
+    await audit(user, 'auth.mfa.enabled', meta, { endedSessions: String(ended) });
+    return ended;
   }
 
   async function disable(userId: string, code: string, meta: RequestMeta): Promise<void> {

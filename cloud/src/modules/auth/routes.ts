@@ -2,6 +2,8 @@ import {
   LoginRequest,
   LoginResponse,
   MfaCodeRequest,
+  MfaEnabled,
+  MfaEnableRequest,
   MfaSetupResponse,
   MfaState,
   MfaVerifyRequest,
@@ -195,19 +197,22 @@ export function authRoutes(deps: AppDeps) {
       description:
         'Confirms the secret of `mfa/setup` with a current code; from then on login asks for a code. ' +
         'A code is accepted once (replays are 401 `invalid_mfa_code`); one 30 s step of clock drift is ' +
-        'tolerated. 10 wrong codes in 15 minutes give 429 `rate_limited`.',
+        'tolerated. 10 wrong codes in 15 minutes give 429 `rate_limited`.\n\n' +
+        'With `endOtherSessions: true` every other session of the user ends at once (their refresh and ' +
+        'access tokens stop working; `endedSessions` says how many); the calling session stays. Offer it ' +
+        'when MFA is turned on because a password may be known to someone else. Default false.',
       tag: TAG,
       auth: ['adminSession'],
-      body: MfaCodeRequest,
-      responses: { 200: { description: 'MFA is on', schema: MfaState } },
+      body: MfaEnableRequest,
+      responses: { 200: { description: 'MFA is on', schema: MfaEnabled } },
       errors: [
         { status: 401, code: 'invalid_mfa_code', description: 'wrong or already used code' },
         { status: 409, code: 'conflict', description: 'no pending setup, or MFA already on' },
         { status: 429, code: 'rate_limited', description: 'too many wrong codes' },
       ],
       handler: async ({ actor, body, req, res }) => {
-        await mfa.enable(actor.userId, body.code, requestMeta(req, res));
-        return { status: 200, body: { mfaEnabled: true } };
+        const endedSessions = await mfa.enable(actor, body, requestMeta(req, res));
+        return { status: 200, body: { mfaEnabled: true, endedSessions } };
       },
     }),
     defineRoute({

@@ -15,15 +15,17 @@ export function createCredentialVerifier(
       const claims = await verifyToken(deps.secrets.jwtKey, token, now);
       if (claims.type === 'admin') {
         // One indexed read per admin call: a revoked family (logout, reuse detected) stops its access
-        // tokens now rather than when they expire.
+        // tokens now rather than when they expire. The tenant is the session's: a token whose claim
+        // names another tenant was not issued by this service's login and is refused.
         const live = await prisma.refreshSession.findFirst({
           where: { familyId: claims.sid, userId: claims.sub, revokedAt: null, expiresAt: { gt: now } },
-          select: { id: true },
+          select: { tenantId: true },
         });
         if (!live) throw invalidToken('The session of this token has ended');
+        if (live.tenantId !== claims.tid) throw invalidToken('The token does not match its session');
         return {
           kind: 'adminSession',
-          tenantId: claims.tid,
+          tenantId: live.tenantId,
           userId: claims.sub,
           role: claims.role,
           sessionId: claims.sid,

@@ -175,6 +175,7 @@ export async function recordCheckin(
   };
 }
 
-function firstName(name: string): string {
+/** What a kiosk may show of a person's name. */
+export function firstName(name: string): string {
   return name.trim().split(/\s+/)[0] ?? '';
 }

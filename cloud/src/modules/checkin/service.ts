@@ -1,21 +1,68 @@
 // Check-in by QR token and by hand, and the liveness challenge. Face identification is in identify.ts.
 import QRCode from 'qrcode';
+import type { QrCheckinResult, TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
-import { notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { createRateLimiter } from '../../http/rate-limit.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
 import type { RequestMeta } from '../../http/request-context.js';
+import { getTenantSettings } from '../tenants/service.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
-import { loadEvent, recordCheckin } from './record.js';
+import { firstName, loadEvent, recordCheckin } from './record.js';
+import type { EventRow } from './rules.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'cipher' | 'config'>;
 
 const qrContext = (tenantId: string, identityId: string) => `qr-token:${tenantId}:${identityId}`;
 
+/** A QR token's lifetime is the tenant's current policy, so a shorter one reaches tokens already issued. */
+const qrExpiry = (createdAt: Date, settings: TenantSettings) =>
+  new Date(createdAt.getTime() + settings.qrTokenTtlHours * 3_600_000);
+
+const ADMITTED = ['success', 'geofence_alert'];
+
 export function createCheckinService(deps: Deps) {
   const { prisma } = deps.db;
+  const limiter = createRateLimiter(deps.db, deps.clock);
+
+  /** The identity's latest admission by QR (to this event, or with none) since `since`, as answered then. */
+  async function earlierAdmission(
+    tenantId: string,
+    identityId: string,
+    event: EventRow | null,
+    since: Date,
+  ): Promise<QrCheckinResult | null> {
+    const row = await prisma.checkIn.findFirst({
+      where: {
+        tenantId,
+        identityId,
+        method: 'qr',
+        eventId: event?.id ?? null,
+        outcome: { in: ADMITTED },
+        occurredAt: { gt: since },
+      },
+      orderBy: { occurredAt: 'desc' },
+      include: { person: { select: { id: true, name: true } } },
+    });
+    if (!row) return null;
+    return {
+      checkInId: row.id,
+      outcome: row.outcome as QrCheckinResult['outcome'],
+      reason: null,
+      method: 'qr',
+      person: row.person ? { id: row.person.id, displayName: firstName(row.person.name) } : null,
+      eventId: row.eventId,
+      score: null,
+      threshold: null,
+      livenessScore: null,
+      geofenceStatus: row.geofenceStatus as QrCheckinResult['geofenceStatus'],
+      occurredAt: row.occurredAt.toISOString(),
+      alreadyCheckedIn: true,
+    };
+  }
 
   async function identityOf(tenantId: string, identityId: string) {
     const identity = await prisma.identity.findFirst({ where: { id: identityId, tenantId } });
@@ -23,7 +70,13 @@ export function createCheckinService(deps: Deps) {
     return identity;
   }
 
-  async function qrTokenView(tenantId: string, identityId: string, token: string, createdAt: Date) {
+  async function qrTokenView(
+    tenantId: string,
+    identityId: string,
+    token: string,
+    createdAt: Date,
+    settings: TenantSettings,
+  ) {
     const url = `${deps.config.publicUrl}/v1/public/checkin/qr/${token}`;
     return {
       identityId,
@@ -31,28 +84,38 @@ export function createCheckinService(deps: Deps) {
       url,
       qrCode: await QRCode.toDataURL(url, { errorCorrectionLevel: 'M', margin: 2, width: 320 }),
       createdAt: createdAt.toISOString(),
+      expiresAt: qrExpiry(createdAt, settings).toISOString(),
     };
   }
 
   return {
-    /** The identity's active QR token, created on first use. Stored hashed (lookup) and encrypted (read back). */
+    /**
+     * The identity's active QR token, created on first use and again once it has expired (rotation).
+     * Stored hashed (lookup) and encrypted (read back).
+     */
     async qrToken(actor: ActorOf<'adminSession' | 'apiKey'>, identityId: string, ctx: RequestMeta) {
       const identity = await identityOf(actor.tenantId, identityId);
       if (identity.status !== 'active') throw notFound('Identity');
+      const settings = await getTenantSettings(deps.db, actor.tenantId);
       const existing = await prisma.checkinToken.findFirst({
         where: { tenantId: actor.tenantId, identityId, kind: 'qr', revokedAt: null, tokenEnc: { not: null } },
         orderBy: { createdAt: 'desc' },
       });
-      if (existing?.tokenEnc) {
+      const createdAt = deps.clock.now();
+      if (existing?.tokenEnc && qrExpiry(existing.createdAt, settings) > createdAt) {
         const token = deps.cipher.decryptString(existing.tokenEnc, qrContext(actor.tenantId, identityId));
         return {
           status: 200,
-          view: await qrTokenView(actor.tenantId, identityId, token, existing.createdAt),
+          view: await qrTokenView(actor.tenantId, identityId, token, existing.createdAt, settings),
         };
       }
       const token = randomToken('qr_', 24);
-      const createdAt = deps.clock.now();
       await prisma.$transaction(async (tx) => {
+        // An expired token can no longer be shown; a scan of it still answers `qr_token_expired`.
+        await tx.checkinToken.updateMany({
+          where: { tenantId: actor.tenantId, identityId, kind: 'qr', revokedAt: null, tokenEnc: { not: null } },
+          data: { tokenEnc: null },
+        });
         await tx.checkinToken.create({
           data: {
             id: newId(),
@@ -74,7 +137,10 @@ export function createCheckinService(deps: Deps) {
           ip: ctx.ip,
         });
       });
-      return { status: 201, view: await qrTokenView(actor.tenantId, identityId, token, createdAt) };
+      return {
+        status: 201,
+        view: await qrTokenView(actor.tenantId, identityId, token, createdAt, settings),
+      };
     },
 
     async revokeQrToken(actor: ActorOf<'adminSession' | 'apiKey'>, identityId: string, ctx: RequestMeta) {
@@ -97,7 +163,11 @@ export function createCheckinService(deps: Deps) {
       });
     },
 
-    /** A scanned QR code: unknown, revoked and expired tokens are all 404 (nothing to tell them apart). */
+    /**
+     * A scanned QR code. Unknown and revoked tokens are 404; an expired one is 410 `qr_token_expired` (its
+     * holder had it legitimately and needs a new one). The same identity admitted by QR again within the
+     * tenant's `qrRepeatWindowMinutes` (same event, or none) records nothing and answers that admission.
+     */
     async checkinByQr(
       actor: ActorOf<'public' | 'apiKey' | 'adminSession' | 'device'>,
       token: string,
@@ -108,7 +178,7 @@ export function createCheckinService(deps: Deps) {
         deviceId?: string | undefined;
       },
       ctx: RequestMeta,
-    ) {
+    ): Promise<QrCheckinResult> {
       const now = deps.clock.now();
       const row = await prisma.checkinToken.findUnique({
         where: { tokenHash: hashToken(token) },
@@ -122,7 +192,6 @@ export function createCheckinService(deps: Deps) {
         !row ||
         row.kind !== 'qr' ||
         row.revokedAt ||
-        (row.expiresAt && row.expiresAt <= now) ||
         row.identity.status !== 'active' ||
         row.tenant.status !== 'active'
       ) {
@@ -130,21 +199,50 @@ export function createCheckinService(deps: Deps) {
       }
       if ('tenantId' in actor && actor.tenantId && actor.tenantId !== row.tenantId)
         throw notFound('QR token');
-      return recordCheckin(deps, {
-        tenantId: row.tenantId,
-        settings: tenantSettingsOf(row.tenant.settings),
-        method: 'qr',
-        verdict: 'recognised',
-        personId: row.identity.personId,
-        identityId: row.identityId,
-        event: await loadEvent(deps.db, row.tenantId, query.eventId),
-        deviceId: query.deviceId,
-        location:
-          query.lat !== undefined && query.lng !== undefined ? { lat: query.lat, lng: query.lng } : undefined,
-        actor,
-        requestId: ctx.requestId,
-        ip: ctx.ip,
-      });
+      const settings = tenantSettingsOf(row.tenant.settings);
+      if (qrExpiry(row.createdAt, settings) <= now) {
+        throw new AppError(410, 'qr_token_expired', 'This QR code has expired; ask for a new one');
+      }
+      const event = await loadEvent(deps.db, row.tenantId, query.eventId);
+
+      // One admission per identity and event within the window, across processes: the first scan takes
+      // the window's only slot (one atomic upsert); a refused scan gives it back, so a person turned away
+      // (event not open yet, full) can try again.
+      const windowMs = settings.qrRepeatWindowMinutes * 60_000;
+      const slot = `checkin:qr:admitted:${row.identityId}:${event?.id ?? 'none'}`;
+      if (windowMs > 0 && !(await limiter.consume(slot, { limit: 1, windowMs })).allowed) {
+        const earlier = await earlierAdmission(
+          row.tenantId,
+          row.identityId,
+          event,
+          new Date(now.getTime() - windowMs),
+        );
+        if (earlier) return earlier;
+        throw new AppError(409, 'conflict', 'This QR code is being checked in right now; try again');
+      }
+      let result;
+      try {
+        result = await recordCheckin(deps, {
+          tenantId: row.tenantId,
+          settings,
+          method: 'qr',
+          verdict: 'recognised',
+          personId: row.identity.personId,
+          identityId: row.identityId,
+          event,
+          deviceId: query.deviceId,
+          location:
+            query.lat !== undefined && query.lng !== undefined ? { lat: query.lat, lng: query.lng } : undefined,
+          actor,
+          requestId: ctx.requestId,
+          ip: ctx.ip,
+        });
+      } catch (error) {
+        if (windowMs > 0) await limiter.reset(slot);
+        throw error;
+      }
+      if (windowMs > 0 && !ADMITTED.includes(result.outcome)) await limiter.reset(slot);
+      return { ...result, alreadyCheckedIn: false };
     },
 
     async manual(

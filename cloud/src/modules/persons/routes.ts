@@ -16,13 +16,21 @@ import {
 import { auditActorOf } from '../audit/record.js';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
+import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createPersonService, type PersonContext } from './service.js';
 
 const TAG = 'Persons';
 const AUTH = ['apiKey', 'adminSession'] as const;
-const WHO = 'Integrator API key or tenant admin session; always within the caller’s tenant. ';
+const HOUR_MS = 3_600_000;
+/** Enrollment-link mails: each one lands in a person's inbox, so a caller cannot make it a mail cannon. */
+const LINKS_PER_PERSON: RateLimitRule = { limit: 3, windowMs: HOUR_MS };
+const LINKS_PER_TENANT: RateLimitRule = { limit: 500, windowMs: HOUR_MS };
+
+const WHO =
+  'Integrator API key or tenant admin session; always within the caller’s tenant. Reading needs the scope ' +
+  '`persons:read`, every change `persons:write` (owner and admin; the operator role only reads). ';
 
 export function personContextOf(
   actor: ActorOf<'apiKey'> | ActorOf<'adminSession'>,
@@ -41,6 +49,7 @@ export function personContextOf(
 
 export function personRoutes(deps: AppDeps) {
   const persons = createPersonService(deps);
+  const limiter = createRateLimiter(deps.db, deps.clock);
   const notFound = {
     status: 404,
     code: 'not_found',
@@ -60,6 +69,7 @@ export function personRoutes(deps: AppDeps) {
       description: `${WHO}Cursor-paginated, oldest first (createdAt, then id). Filters combine with AND.`,
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:read',
       query: PersonListQuery,
       responses: { 200: { description: 'A page of persons', schema: PersonList } },
       handler: async ({ actor, query, req, res }) => ({
@@ -75,6 +85,7 @@ export function personRoutes(deps: AppDeps) {
       description: `${WHO}Biometric enrollment is a separate step (see Onboarding).`,
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       body: CreatePersonRequest,
       responses: { 201: { description: 'Created', schema: Person } },
       errors: [externalIdConflict],
@@ -93,6 +104,7 @@ export function personRoutes(deps: AppDeps) {
         'one person. Answers 201 with `result: created` or 200 with `result: updated`.',
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       body: UpsertPersonRequest,
       responses: {
         200: { description: 'An existing person was updated', schema: UpsertPersonResult },
@@ -114,6 +126,7 @@ export function personRoutes(deps: AppDeps) {
         `with externalId are upserted by it. More than ${IMPORT_MAX_ROWS} rows: 400 \`too_many_rows\`, nothing stored.`,
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       body: ImportPersonsRequest,
       responses: { 200: { description: 'Per-row results', schema: ImportPersonsResult } },
       errors: [{ status: 400, code: 'too_many_rows', description: `more than ${IMPORT_MAX_ROWS} rows` }],
@@ -130,6 +143,7 @@ export function personRoutes(deps: AppDeps) {
       description: WHO,
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:read',
       params: IdParams,
       responses: { 200: { description: 'The person', schema: Person } },
       errors: [notFound],
@@ -146,6 +160,7 @@ export function personRoutes(deps: AppDeps) {
       description: `${WHO}Only the fields sent change; null clears an optional field.`,
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       params: IdParams,
       body: UpdatePersonRequest,
       responses: { 200: { description: 'The updated person', schema: Person } },
@@ -170,6 +185,7 @@ export function personRoutes(deps: AppDeps) {
         'with `reason: deleted`.',
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       params: IdParams,
       responses: { 204: { description: 'Removed' } },
       errors: [notFound],
@@ -191,6 +207,7 @@ export function personRoutes(deps: AppDeps) {
         '`person.deleted` with `reason: anonymised`. Repeating the call changes nothing.',
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       params: IdParams,
       responses: { 204: { description: 'Anonymised' } },
       errors: [notFound],
@@ -206,20 +223,36 @@ export function personRoutes(deps: AppDeps) {
       summary: 'E-mail a self-enrollment link to the person',
       description:
         `${WHO}Mails \`{PUBLIC_URL}/enroll?token=…\` to the person’s e-mail. The token works once (for ` +
-        '`POST /v1/public/onboarding/enroll`) and expires after 72 hours; it is stored only as a hash.',
+        '`POST /v1/public/onboarding/enroll`) and expires after 72 hours; it is stored only as a hash. At most ' +
+        '3 links per person and 500 per tenant in an hour (429 `rate_limited` with `Retry-After`).',
       tag: TAG,
       auth: AUTH,
+      scope: 'persons:write',
       params: IdParams,
       responses: { 200: { description: 'Sent', schema: EnrollmentLinkSent } },
       errors: [
         notFound,
         { status: 400, code: 'email_required', description: 'the person has no e-mail address' },
         { status: 409, code: 'conflict', description: 'the person was anonymised' },
+        {
+          status: 429,
+          code: 'rate_limited',
+          description: 'over 3 links for this person or 500 for the tenant in an hour',
+        },
       ],
-      handler: async ({ actor, params, req, res }) => ({
-        status: 200,
-        body: await persons.sendEnrollmentLink(personContextOf(actor, req, res), params.id),
-      }),
+      handler: async ({ actor, params, req, res }) => {
+        await limiter.enforceAll(
+          [
+            { key: `enrollment-link:person:${actor.tenantId}:${params.id}`, rule: LINKS_PER_PERSON },
+            { key: `enrollment-link:tenant:${actor.tenantId}`, rule: LINKS_PER_TENANT },
+          ],
+          'Too many enrollment links; try again later',
+        );
+        return {
+          status: 200,
+          body: await persons.sendEnrollmentLink(personContextOf(actor, req, res), params.id),
+        };
+      },
     }),
   ];
 }
