@@ -47,6 +47,11 @@ export type UpdatePersonRequest = z.infer<typeof UpdatePersonRequest>;
 export const Person = z
   .object({
     id: Id,
+    identityId: Id.nullable().openapi({
+      description:
+        'The person’s identity: its QR token is `GET /v1/checkin/identities/{identityId}/qr-token`. Every ' +
+        'person has one from creation (any path); null once the person is anonymised.',
+    }),
     name: z.string(),
     document: z.string(),
     externalId: z.string().nullable(),

@@ -1,6 +1,28 @@
-// Identities: the check-in handle of a person (QR tokens hang off it). Created by onboarding,
-// revoked with their tokens when the person is anonymised.
+// Identities: the check-in handle of a person (QR tokens hang off it). Every path that creates a
+// person creates its identity in the same transaction; revoked with their tokens on anonymisation.
+import type { Prisma } from '../../generated/prisma/client.js';
 import { newId, type Tx } from '../../infra/db/index.js';
+
+/** Prisma `include` of a person's active identity: the `identityId` of person responses. */
+export const withIdentity = {
+  identities: {
+    where: { status: 'active' },
+    select: { id: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    take: 1,
+  },
+} as const satisfies Prisma.PersonInclude;
+
+/** Identity rows for persons created in bulk (`createMany`), one per person. */
+export function identityRows(tenantId: string, personIds: string[], now: Date) {
+  return personIds.map((personId) => ({
+    id: newId(),
+    tenantId,
+    personId,
+    status: 'active',
+    createdAt: now,
+  }));
+}
 
 export async function createIdentity(
   tx: Pick<Tx, 'identity'>,

@@ -26,7 +26,7 @@ import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
 import { likeLiteral } from '../../infra/db/like.js';
 
 import { recordAudit } from '../audit/record.js';
-import { revokeIdentities } from '../identities/service.js';
+import { createIdentity, identityRows, revokeIdentities, withIdentity } from '../identities/service.js';
 import { issueEnrollmentToken } from '../onboarding/tokens.js';
 import { emitEvent } from '../outbox/emit.js';
 import { birthDateOf, newPersonRow, toPersonWire } from './wire.js';
@@ -73,7 +73,10 @@ export function createPersonService(deps: Deps) {
     });
 
   async function findPerson(db: Pick<Tx, 'person'>, ctx: PersonContext, id: string) {
-    const person = await db.person.findFirst({ where: { id, tenantId: ctx.tenantId } });
+    const person = await db.person.findFirst({
+      where: { id, tenantId: ctx.tenantId },
+      include: withIdentity,
+    });
     if (!person) throw notFound('Person');
     return person;
   }
@@ -101,6 +104,7 @@ export function createPersonService(deps: Deps) {
         updated_at = EXCLUDED.updated_at
       RETURNING id, (xmax = 0) AS inserted`;
       const row = rows[0]!;
+      if (row.inserted) await createIdentity(tx, { tenantId: ctx.tenantId, personId: row.id, now });
       if (options.audit) {
         await audit(tx, ctx, row.inserted ? 'person.created' : 'person.updated', row.id, { via: 'upsert' });
       }
@@ -115,8 +119,9 @@ export function createPersonService(deps: Deps) {
         const person = await tx.person.create({
           data: { id: newId(), ...newPersonRow(ctx.tenantId, input, now) },
         });
-        await audit(tx, ctx, 'person.created', person.id);
-        return person;
+        const identity = await createIdentity(tx, { tenantId: ctx.tenantId, personId: person.id, now });
+        await audit(tx, ctx, 'person.created', person.id, { identityId: identity.id });
+        return { ...person, identities: [identity] };
       });
     } catch (error) {
       if (isUniqueViolation(error)) throw externalIdTaken();
@@ -167,6 +172,7 @@ export function createPersonService(deps: Deps) {
         where: { AND: and },
         orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
         take: query.limit + 1,
+        include: withIdentity,
       });
       const page = rows.slice(0, query.limit);
       const last = page[page.length - 1];
@@ -202,6 +208,7 @@ export function createPersonService(deps: Deps) {
               ...(patch.birthDate !== undefined ? { birthDate: birthDateOf(patch.birthDate) ?? null } : {}),
               updatedAt: deps.clock.now(),
             },
+            include: withIdentity,
           });
           await audit(tx, ctx, 'person.updated', person.id, { fields: Object.keys(patch) });
           return toPersonWire(updated);
@@ -262,7 +269,8 @@ export function createPersonService(deps: Deps) {
           plain.push({ index, row: parsed.data });
         }
       }
-      // Rows without externalId cannot collide: one insert per chunk; if a chunk fails, row by row.
+      // Rows without externalId cannot collide: one insert per chunk (persons and their identities);
+      // if a chunk fails, row by row.
       const now = deps.clock.now();
       for (let start = 0; start < plain.length; start += 100) {
         const chunk = plain.slice(start, start + 100).map((p) => ({ ...p, id: newId() }));
@@ -278,12 +286,24 @@ export function createPersonService(deps: Deps) {
           updatedAt: now,
         }));
         try {
-          await prisma.person.createMany({ data });
+          await prisma.$transaction([
+            prisma.person.createMany({ data }),
+            prisma.identity.createMany({
+              data: identityRows(
+                ctx.tenantId,
+                chunk.map((c) => c.id),
+                now,
+              ),
+            }),
+          ]);
           for (const { index, id } of chunk) results[index] = { index, status: 'created', personId: id };
         } catch {
           for (const [k, { index }] of chunk.entries()) {
             try {
-              await prisma.person.create({ data: data[k]! });
+              await prisma.$transaction([
+                prisma.person.create({ data: data[k]! }),
+                prisma.identity.createMany({ data: identityRows(ctx.tenantId, [data[k]!.id], now) }),
+              ]);
               results[index] = { index, status: 'created', personId: data[k]!.id };
             } catch (error) {
               fail(index, error);

@@ -2,9 +2,11 @@
 import type { Person as PersonWire } from '@portico/contract';
 import type { Person } from '../../generated/prisma/client.js';
 
-export function toPersonWire(p: Person): PersonWire {
+/** `p` read with `withIdentity` (identities/service.ts): its active identity, if any. */
+export function toPersonWire(p: Person & { identities: { id: string }[] }): PersonWire {
   return {
     id: p.id,
+    identityId: p.identities[0]?.id ?? null,
     name: p.name,
     document: p.document,
     externalId: p.externalId,
