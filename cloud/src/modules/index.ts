@@ -8,6 +8,7 @@ import { healthRoutes } from './health/routes.js';
 import { tenantRoutes } from './tenants/routes.js';
 import { personRoutes } from './persons/routes.js';
 import { onboardingRoutes } from './onboarding/routes.js';
+import { eventRoutes } from './events/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -18,5 +19,6 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...personRoutes(deps),
     ...onboardingRoutes(deps),
     ...checkinRoutes(deps),
+    ...eventRoutes(deps),
   ];
 }

@@ -31,6 +31,10 @@ export const CheckinEventData = z
     checkInId: z.string(),
     personId: z.string().nullable().openapi({ description: 'Null when nobody was recognised.' }),
     eventId: z.string().nullable(),
+    guestId: z
+      .string()
+      .nullable()
+      .openapi({ description: 'The guest of the event admitted or refused (null: none on its list).' }),
     method: CheckinMethod,
     geofenceStatus: GeofenceStatus,
     score: z.number().nullable().openapi({ description: 'Best face match score (cosine), facial only.' }),

@@ -10,3 +10,4 @@ export * from './events.js';
 export * from './checkin.js';
 export * from './persons.js';
 export * from './onboarding.js';
+export * from './event-guests.js';

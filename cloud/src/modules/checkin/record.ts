@@ -5,8 +5,8 @@ import type { CheckinResult, TenantSettings, z } from '@portico/contract';
 import type { CheckinMethod, GeofenceStatus } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
-import { notFound } from '../../http/errors.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { AppError, notFound } from '../../http/errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { newId } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
@@ -30,6 +30,12 @@ export interface CheckinAttempt {
   identityId?: string | null;
   /** The event the check-in names, loaded with `loadEvent` (null: none). */
   event: EventRow | null;
+  /**
+   * The guest of `event` a link check-in is for (a recognised person is matched to their guest row
+   * otherwise). `once`: a guest already checked in is refused with 409 `already_checked_in`, nothing
+   * recorded, decided under the event's lock so concurrent visits record one check-in.
+   */
+  guest?: { id: string; once: boolean };
   deviceId?: string | undefined;
   location?: { lat: number; lng: number } | undefined;
   score?: number | null;
@@ -52,14 +58,17 @@ const EVENT_FIELDS = {
   geofenceRadiusM: true,
 } as const;
 
-/** The event a check-in names (404 when it is not the tenant's), or null when it names none. */
+/** The event a check-in names (404 when it is not the tenant's or archived), or null when it names none. */
 export async function loadEvent(
   db: Pick<AppDeps['db'], 'prisma'>,
   tenantId: string,
   eventId: string | undefined,
 ): Promise<EventRow | null> {
   if (!eventId) return null;
-  const event = await db.prisma.event.findFirst({ where: { id: eventId, tenantId }, select: EVENT_FIELDS });
+  const event = await db.prisma.event.findFirst({
+    where: { id: eventId, tenantId, deletedAt: null },
+    select: EVENT_FIELDS,
+  });
   if (!event) throw notFound('Event');
   return event;
 }
@@ -90,6 +99,7 @@ export async function recordCheckin(
   const facts = {
     personId: person?.id ?? null,
     eventId: event?.id ?? null,
+    guestId: attempt.guest?.id ?? null,
     score: attempt.score ?? null,
     livenessScore: attempt.livenessScore ?? null,
     geofenceStatus: geofence,
@@ -102,6 +112,7 @@ export async function recordCheckin(
         person_id: facts.personId,
         identity_id: attempt.identityId ?? null,
         event_id: facts.eventId,
+        guest_id: facts.guestId,
         method: attempt.method,
         outcome,
         score: facts.score,
@@ -139,18 +150,32 @@ export async function recordCheckin(
   });
 
   let result: Decision;
-  if (attempt.verdict === 'recognised' && person && event) {
+  if (attempt.verdict === 'recognised' && (person || attempt.guest) && event) {
     // The event's rules count its admissions: decided and written under the event's row lock, so
-    // concurrent check-ins cannot both take the last place.
+    // concurrent check-ins cannot both take the last place. Guest rows change under the same lock
+    // (their change sequence is the confirmed list's checkpoint).
     result = await prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
-      const decision = admitted(await denialReason(tx, event, person.id, attempt.method));
+      const guest = await guestAt(tx, event.id, attempt.guest?.id ?? null, facts.personId);
+      if (guest?.checked_in_at && attempt.guest?.once) {
+        throw new AppError(409, 'already_checked_in', 'This guest is already checked in', {
+          extra: { checkedInAt: guest.checked_in_at.toISOString() },
+        });
+      }
+      facts.guestId = guest?.id ?? null;
+      const decision = admitted(await denialReason(tx, event, facts, attempt.method));
       await tx.$executeRaw(write(decision));
+      if (guest && !guest.checked_in_at && decision.reason === null) {
+        await tx.$executeRaw`
+          UPDATE guests SET status = 'checked_in', checked_in_at = ${occurredAt},
+                 change_seq = nextval('guests_change_seq_seq'), updated_at = ${occurredAt}
+           WHERE id = ${guest.id}`;
+      }
       return decision;
     });
   } else {
     if (attempt.verdict === 'liveness_failed') result = { outcome: 'liveness_failed', reason: null };
-    else if (attempt.verdict === 'not_recognised' || !person)
+    else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
     await prisma.$executeRaw(write(result));
@@ -173,6 +198,22 @@ export async function recordCheckin(
     geofenceStatus: geofence,
     occurredAt: occurredAt.toISOString(),
   };
+}
+
+/** The guest row a check-in at `eventId` is for: the given guest, else the person's guest row. */
+async function guestAt(
+  tx: Pick<Prisma.TransactionClient, '$queryRaw'>,
+  eventId: string,
+  guestId: string | null,
+  personId: string | null,
+): Promise<{ id: string; checked_in_at: Date | null } | null> {
+  if (!guestId && !personId) return null;
+  const rows = await tx.$queryRaw<{ id: string; checked_in_at: Date | null }[]>`
+    SELECT id, checked_in_at FROM guests
+     WHERE event_id = ${eventId} AND deleted_at IS NULL
+       AND ${guestId ? Prisma.sql`id = ${guestId}` : Prisma.sql`person_id = ${personId}`}
+     ORDER BY checked_in_at NULLS LAST, id LIMIT 1`;
+  return rows[0] ?? null;
 }
 
 /** What a kiosk may show of a person's name. */

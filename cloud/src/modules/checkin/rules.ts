@@ -45,13 +45,14 @@ export function geofenceStatus(
 const CLOSED = new Set(['closed', 'cancelled']);
 
 /**
- * Why `personId` may not enter `event` by `method`, or null when they may. Capacity counts distinct
- * admitted persons, so the same person checking in twice does not use two places.
+ * Why the subject (a person, a guest of the event, or both) may not enter `event` by `method`, or null
+ * when they may. Capacity counts distinct admitted persons or guests (a guest linked to a person is one),
+ * so the same subject checking in twice does not use two places.
  */
 export async function denialReason(
   tx: Pick<Tx, '$queryRaw'>,
   event: EventRow,
-  personId: string,
+  subject: { personId: string | null; guestId: string | null },
   method: string,
 ): Promise<Reason | null> {
   if (CLOSED.has(event.status)) return 'event_closed';
@@ -59,9 +60,11 @@ export async function denialReason(
   if (event.capacity !== null) {
     // The caller holds the event row locked, so concurrent check-ins cannot both take the last place.
     const [row] = await tx.$queryRaw<{ admitted: bigint; already: boolean | null }[]>`
-      SELECT COUNT(DISTINCT person_id) AS admitted, BOOL_OR(person_id = ${personId}) AS already
+      SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted,
+             BOOL_OR(person_id = ${subject.personId}::text OR guest_id = ${subject.guestId}::text) AS already
         FROM check_ins
-       WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert') AND person_id IS NOT NULL`;
+       WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert')
+         AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
     if (!row?.already && Number(row?.admitted ?? 0) >= event.capacity) return 'capacity_reached';
   }
   return null;

@@ -1,0 +1,463 @@
+// Wire types of events and their guests (contract 4.7, 4.8, and the link check-in of 4.6): the admin
+// records, the public views by token (branding, confirmed list, guest by token) and the guest import.
+// Public views never carry document number, phone, birth date, e-mail or biometric data.
+import { Id, PageQuery, pageOf, Timestamp } from './common.js';
+import { GeoPoint } from './checkin.js';
+import { CheckinMethod } from './events.js';
+import { z } from './zod.js';
+
+/** Trimmed text without control characters (NUL included): stored and shown as-is on public pages. */
+const text = (max: number) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, 'must not contain control characters');
+
+const TimeZone = z
+  .string()
+  .max(64)
+  .refine((tz) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: tz });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not an IANA time zone')
+  .openapi({ description: 'IANA time zone the event is held in.', example: 'Europe/Lisbon' });
+
+const Color = z
+  .string()
+  .regex(/^#[0-9a-fA-F]{6}$/, 'a #rrggbb colour')
+  .openapi({ example: '#0b5fff' });
+
+export const EventStatus = z.enum(['draft', 'published', 'open', 'closed', 'cancelled']).openapi({
+  description:
+    '`draft` being prepared (no public page); `published` public page and confirmations, no check-in by ' +
+    'link; `open` doors open: check-ins and confirmations; `closed` over (check-ins denied `event_closed`); ' +
+    '`cancelled` called off (final). Transitions: draft -> published | open | cancelled; published -> ' +
+    'draft | open | cancelled; open -> closed | cancelled; closed -> open (reopen) | cancelled.',
+});
+export type EventStatus = z.infer<typeof EventStatus>;
+
+/** Allowed moves of `PATCH /v1/events/{id}/status`; anything else is 409 `invalid_transition`. */
+export const EVENT_TRANSITIONS: Record<EventStatus, readonly EventStatus[]> = {
+  draft: ['published', 'open', 'cancelled'],
+  published: ['draft', 'open', 'cancelled'],
+  open: ['closed', 'cancelled'],
+  closed: ['open', 'cancelled'],
+  cancelled: [],
+};
+
+export const Venue = z
+  .strictObject({
+    name: text(200).optional(),
+    address: text(500).optional(),
+    location: GeoPoint.optional(),
+  })
+  .openapi('Venue', { example: { name: 'Centro de Congressos', address: 'Praça das Indústrias, Lisboa' } });
+
+export const Geofence = z
+  .strictObject({
+    center: GeoPoint,
+    radiusMetres: z.number().positive().max(100_000).nullable().optional().openapi({
+      description: "Radius in metres; null or absent: the tenant's `geofenceRadiusMetros`.",
+    }),
+  })
+  .openapi('Geofence');
+
+export const Branding = z
+  .strictObject({
+    displayName: text(200).optional(),
+    primaryColor: Color.optional(),
+    secondaryColor: Color.optional(),
+    logoUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .openapi({ description: 'http(s) URL of the logo image.', example: 'https://acme.example/logo.png' }),
+    welcomeText: text(2000).optional(),
+    locale: z
+      .string()
+      .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'a BCP 47 tag such as pt-BR')
+      .optional()
+      .openapi({ example: 'pt-BR' }),
+  })
+  .openapi('Branding', {
+    description: 'What kiosks and invitation pages show.',
+    example: { displayName: 'Acme Summit', primaryColor: '#0b5fff', welcomeText: 'Welcome!', locale: 'en' },
+  });
+export type Branding = z.infer<typeof Branding>;
+
+const Methods = z
+  .array(CheckinMethod)
+  .min(1)
+  .refine((m) => new Set(m).size === m.length, 'each method once')
+  .openapi({ description: 'Check-in methods the event admits.', example: ['facial', 'qr', 'link'] });
+
+const Capacity = z.number().int().min(1).max(1_000_000).nullable().openapi({
+  description:
+    'Most admitted people (distinct persons or guests) and most confirmed guests; null: unlimited.',
+});
+
+const EventFields = {
+  name: text(200).openapi({ example: 'Acme Summit 2026' }),
+  description: text(5000).nullable(),
+  startsAt: Timestamp.nullable(),
+  endsAt: Timestamp.nullable(),
+  timeZone: TimeZone,
+  venue: Venue.nullable(),
+  branding: Branding,
+};
+
+const endsAfterStart = (e: { startsAt?: string | null; endsAt?: string | null }) =>
+  !e.startsAt || !e.endsAt || new Date(e.endsAt) >= new Date(e.startsAt);
+const endsAfterStartIssue = { message: 'endsAt must not be before startsAt', path: ['endsAt'] };
+
+export const CreateEventRequest = z
+  .strictObject({
+    name: EventFields.name,
+    description: EventFields.description.optional(),
+    startsAt: EventFields.startsAt.optional(),
+    endsAt: EventFields.endsAt.optional(),
+    timeZone: TimeZone.optional().openapi({ description: 'Default `UTC`.' }),
+    venue: EventFields.venue.optional(),
+    capacity: Capacity.optional(),
+    checkinMethods: Methods.optional().openapi({ description: 'Default: all four methods.' }),
+    geofence: Geofence.nullable().optional(),
+    branding: Branding.optional(),
+  })
+  .refine(endsAfterStart, endsAfterStartIssue)
+  .openapi('CreateEventRequest', {
+    description: 'A new event starts as `draft`.',
+    example: {
+      name: 'Acme Summit 2026',
+      startsAt: '2026-12-01T09:00:00.000Z',
+      endsAt: '2026-12-01T18:00:00.000Z',
+      timeZone: 'Europe/Lisbon',
+      venue: { name: 'Centro de Congressos', location: { lat: 38.6979, lng: -9.2066 } },
+      capacity: 500,
+      checkinMethods: ['facial', 'qr', 'link'],
+      geofence: { center: { lat: 38.6979, lng: -9.2066 }, radiusMetres: 300 },
+      branding: { displayName: 'Acme Summit', primaryColor: '#0b5fff', locale: 'en' },
+    },
+  });
+export type CreateEventRequest = z.infer<typeof CreateEventRequest>;
+
+export const UpdateEventRequest = z
+  .strictObject(EventFields)
+  .partial()
+  .refine(endsAfterStart, endsAfterStartIssue)
+  .openapi('UpdateEventRequest', {
+    description:
+      'Only the fields sent change; null clears an optional one. Check-in rules go through `/config`, ' +
+      'the status through `/status`.',
+    example: { description: 'Doors at 08:30.', branding: { welcomeText: 'Bem-vindo!' } },
+  });
+export type UpdateEventRequest = z.infer<typeof UpdateEventRequest>;
+
+export const EventConfigRequest = z
+  .strictObject({ checkinMethods: Methods, capacity: Capacity, geofence: Geofence.nullable() })
+  .partial()
+  .refine((c) => Object.keys(c).length > 0, 'send at least one of checkinMethods, capacity, geofence')
+  .openapi('EventConfigRequest', {
+    description: 'Check-in rules; they apply to the next check-in. Null capacity or geofence removes it.',
+    example: { checkinMethods: ['facial', 'link'], capacity: 800 },
+  });
+export type EventConfigRequest = z.infer<typeof EventConfigRequest>;
+
+export const EventStatusRequest = z
+  .strictObject({ status: EventStatus })
+  .openapi('EventStatusRequest', { example: { status: 'open' } });
+
+export const Event = z
+  .object({
+    id: Id,
+    name: z.string(),
+    description: z.string().nullable(),
+    status: EventStatus,
+    startsAt: Timestamp.nullable(),
+    endsAt: Timestamp.nullable(),
+    timeZone: z.string(),
+    venue: z
+      .object({ name: z.string().nullable(), address: z.string().nullable(), location: GeoPoint.nullable() })
+      .nullable(),
+    capacity: z.number().int().nullable(),
+    checkinMethods: z.array(CheckinMethod),
+    geofence: z
+      .object({
+        center: GeoPoint,
+        radiusMetres: z.number().nullable(),
+        effectiveRadiusMetres: z
+          .number()
+          .openapi({ description: 'The radius applied (tenant default if null).' }),
+      })
+      .nullable(),
+    publicToken: z.string().openapi({
+      description: 'Public handle: `/v1/events/{token}/branding`, `/v1/events/{token}/confirmed-list`.',
+    }),
+    branding: Branding,
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Event');
+export type Event = z.infer<typeof Event>;
+
+export const EventListQuery = PageQuery.extend({
+  status: EventStatus.optional(),
+  startsFrom: Timestamp.optional().openapi({ description: 'Events starting at or after this instant.' }),
+  startsTo: Timestamp.optional().openapi({ description: 'Events starting before this instant.' }),
+});
+export type EventListQuery = z.infer<typeof EventListQuery>;
+
+export const EventList = pageOf(Event).openapi('EventList', {
+  description: 'Oldest first (createdAt, then id).',
+});
+
+export const EventDeleted = z
+  .object({
+    id: Id,
+    result: z.enum(['deleted', 'archived']).openapi({
+      description:
+        '`deleted`: no check-in was ever recorded, the event and its guests are gone. `archived`: it has ' +
+        'check-ins; it disappears from every route and its token stops working, but its check-ins keep ' +
+        'their event and guest.',
+    }),
+  })
+  .openapi('EventDeleted');
+
+export const EventTokenParams = z.object({ token: z.string().min(16).max(128) });
+
+export const PublicBranding = z
+  .object({
+    name: z.string(),
+    status: EventStatus,
+    startsAt: Timestamp.nullable(),
+    endsAt: Timestamp.nullable(),
+    timeZone: z.string(),
+    venue: z.object({ name: z.string().nullable(), address: z.string().nullable() }).nullable(),
+    branding: Branding,
+  })
+  .openapi('PublicBranding', { description: 'What a kiosk or an invitation page shows; nothing internal.' });
+
+// ---------------------------------------------------------------------------------------------
+// Guests
+// ---------------------------------------------------------------------------------------------
+
+export const GuestStatus = z.enum(['pending', 'invited', 'confirmed', 'declined', 'checked_in']).openapi({
+  description:
+    '`pending` on the list, not invited yet; `invited` an invitation was mailed; `confirmed` attendance ' +
+    'confirmed (by token or by an admin); `declined`; `checked_in` admitted at the event (by any method).',
+});
+export type GuestStatus = z.infer<typeof GuestStatus>;
+
+const GuestEmail = z.email().max(320).openapi({ example: 'rita@example.com' });
+const GuestPhone = text(32).openapi({ example: '+351 912 345 678' });
+const GuestDocument = text(64).openapi({ example: '12345678' });
+const GuestBirthDate = z.iso.date().openapi({ example: '1990-04-30' });
+/** What an admin may set; `checked_in` comes only from a check-in. */
+const SettableStatus = z.enum(['pending', 'invited', 'confirmed', 'declined']);
+
+export const GuestFields = z.strictObject({
+  name: text(200).openapi({ example: 'Rita Lobo' }),
+  email: GuestEmail.optional(),
+  phone: GuestPhone.optional(),
+  document: GuestDocument.optional(),
+  birthDate: GuestBirthDate.optional(),
+});
+
+export const CreateGuestRequest = GuestFields.extend({
+  personId: Id.optional().openapi({
+    description:
+      'Link to a person of the tenant: their facial or QR check-in at this event admits the guest.',
+  }),
+  status: SettableStatus.optional().openapi({ description: 'Default `pending`.' }),
+}).openapi('CreateGuestRequest', { example: { name: 'Rita Lobo', email: 'rita@example.com' } });
+export type CreateGuestRequest = z.infer<typeof CreateGuestRequest>;
+
+export const UpdateGuestRequest = z
+  .strictObject({
+    name: GuestFields.shape.name,
+    email: GuestEmail.nullable(),
+    phone: GuestPhone.nullable(),
+    document: GuestDocument.nullable(),
+    birthDate: GuestBirthDate.nullable(),
+    personId: Id.nullable(),
+    status: SettableStatus,
+  })
+  .partial()
+  .openapi('UpdateGuestRequest', {
+    description: 'Only the fields sent change; null clears. `personId` links or unlinks a person.',
+    example: { personId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11' },
+  });
+export type UpdateGuestRequest = z.infer<typeof UpdateGuestRequest>;
+
+export const Guest = z
+  .object({
+    id: Id,
+    eventId: Id,
+    personId: Id.nullable(),
+    name: z.string(),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    document: z.string().nullable(),
+    birthDate: z.string().nullable(),
+    status: GuestStatus,
+    guestToken: z.string(),
+    confirmUrl: z.string().openapi({ description: 'Personal confirmation page (`PUBLIC_URL`/e/...).' }),
+    checkinUrl: z
+      .string()
+      .openapi({ description: 'Personal check-in link (`/v1/public/checkin/link/...`).' }),
+    invitedAt: Timestamp.nullable(),
+    inviteCount: z.number().int(),
+    lastInviteError: z.string().nullable(),
+    confirmedAt: Timestamp.nullable(),
+    checkedInAt: Timestamp.nullable(),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .openapi('Guest', { description: 'Admin view of a guest.' });
+export type Guest = z.infer<typeof Guest>;
+
+export const EventGuestParams = z.object({ id: Id, guestId: Id });
+
+export const GuestListQuery = PageQuery.extend({
+  q: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({ description: 'Case-insensitive substring of name, e-mail or document.' }),
+  status: GuestStatus.optional(),
+});
+export type GuestListQuery = z.infer<typeof GuestListQuery>;
+
+export const GuestList = pageOf(Guest).openapi('GuestList', { description: 'By name, then id.' });
+
+export const PublicGuestParams = z.object({
+  eventToken: z.string().min(16).max(128),
+  guestToken: z.string().min(16).max(128),
+});
+
+export const PublicGuest = z
+  .object({
+    displayName: z.string().openapi({ description: 'First name only.' }),
+    status: GuestStatus,
+    confirmedAt: Timestamp.nullable(),
+    checkedInAt: Timestamp.nullable(),
+    event: PublicBranding,
+  })
+  .openapi('PublicGuest', {
+    description: 'A guest by token: never document, phone, birth date or e-mail.',
+  });
+
+export const ConfirmedListQuery = z.object({
+  since: z
+    .string()
+    .regex(/^\d{1,19}$/)
+    .optional()
+    .openapi({ description: 'A `checkpoint` from an earlier fetch: only changes after it (with removals).' }),
+  cursor: z.string().max(512).optional().openapi({ description: '`nextCursor` of the previous page.' }),
+  limit: z.coerce.number().int().min(1).max(2000).default(1000),
+});
+
+export const ConfirmedGuest = z
+  .object({
+    guestId: Id,
+    name: z.string(),
+    status: z.enum(['confirmed', 'checked_in']),
+    checkedInAt: Timestamp.nullable(),
+  })
+  .openapi('ConfirmedGuest');
+
+export const ConfirmedList = z
+  .object({
+    items: z.array(ConfirmedGuest).openapi({ description: 'Guests to add or replace in the local copy.' }),
+    removed: z
+      .array(Id)
+      .openapi({ description: 'Guest ids to drop (deleted, declined or unconfirmed since the checkpoint).' }),
+    nextCursor: z.string().nullable(),
+    checkpoint: z.string().openapi({
+      description: 'After the last page: keep it and send it as `since` next time to get only changes.',
+    }),
+  })
+  .openapi('ConfirmedList', {
+    description:
+      'Confirmed and checked-in guests for a kiosk working offline. Never contact or document data.',
+  });
+
+export const ConfirmResult = PublicGuest.openapi('ConfirmResult');
+
+export const LinkCheckinParams = z.object({ token: z.string().min(16).max(128) });
+
+export const LinkCheckinResult = z
+  .object({
+    result: z.enum(['checked_in', 'already_checked_in', 'denied']).openapi({
+      description: '`already_checked_in`: a check-in was recorded before; nothing new is recorded.',
+    }),
+    reason: z.string().nullable().openapi({ description: 'Why a check-in was denied.' }),
+    guest: z.object({ displayName: z.string() }),
+    event: z.object({ name: z.string() }),
+    checkInId: Id.nullable(),
+    checkedInAt: Timestamp.nullable(),
+  })
+  .openapi('LinkCheckinResult');
+
+export const GUEST_IMPORT_MAX_ROWS = 20_000;
+
+export const GuestImportResult = z
+  .object({
+    created: z.number().int(),
+    duplicates: z.number().int(),
+    failed: z.number().int(),
+    results: z.array(
+      z.object({
+        row: z.number().int().openapi({ description: 'Spreadsheet row number (the header is row 1).' }),
+        status: z.enum(['created', 'duplicate', 'failed']),
+        guestId: Id.optional(),
+        duplicateOf: z
+          .string()
+          .optional()
+          .openapi({
+            description: 'Row number or guest id the duplicate repeats (same e-mail or document).',
+          }),
+        errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      }),
+    ),
+  })
+  .openapi('GuestImportResult');
+
+export const InviteRequest = z
+  .strictObject({
+    guestIds: z
+      .array(Id)
+      .min(1)
+      .max(1000)
+      .optional()
+      .openapi({
+        description:
+          'Whom to mail. Without it: invite mails every `pending` guest with an e-mail; reinvite mails every ' +
+          '`invited` guest (not yet confirmed).',
+      }),
+  })
+  .openapi('InviteRequest');
+
+export const InviteResult = z
+  .object({
+    sent: z.number().int(),
+    skipped: z.number().int(),
+    failed: z.number().int(),
+    results: z.array(
+      z.object({
+        guestId: Id,
+        status: z.enum(['sent', 'skipped', 'failed']),
+        reason: z.string().optional().openapi({
+          description: '`already_invited`, `no_email`, `not_found`, `checked_in`, or the mail error.',
+        }),
+      }),
+    ),
+  })
+  .openapi('InviteResult');
