@@ -1,20 +1,33 @@
-// Operator CLI: `pnpm portico tenant create --slug <slug> --name <name> --admin-email <email>
-// [--admin-password <pw>] [--json]`. Uses the same DATABASE_URL / DATA_DIR as the server.
+// Operator CLI: `pnpm portico tenant create …` and `pnpm portico tenant rotate-webhook-secret …` (USAGE
+// below). Uses the same DATABASE_URL / DATA_DIR as the server.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, loadDotEnv } from '../config.js';
 import { createCipher } from '../infra/crypto.js';
+import { systemClock } from '../infra/clock.js';
 import { DataDirLockedError, openDatabase } from '../infra/db/index.js';
 import { loadSecrets } from '../infra/secrets.js';
 import { ProvisionError, provisionTenant } from '../modules/tenants/provision.js';
+import {
+  DEFAULT_OVERLAP,
+  parseOverlap,
+  RotationError,
+  rotateWebhookSecret,
+} from '../modules/webhooks/secret-rotation.js';
 
 const USAGE = `Usage:
   pnpm portico tenant create --slug <slug> --name <name> --admin-email <email> [--admin-password <pw>] [--json]
+  pnpm portico tenant rotate-webhook-secret --slug <slug> [--overlap ${DEFAULT_OVERLAP}] [--json]
 
-Creates a tenant with default settings and its admin user, and prints once the admin credentials and the
-tenant's webhook signing secret. Without --admin-password a strong password is generated.`;
+create: makes a tenant with default settings and its admin user, and prints once the admin credentials
+and the tenant's webhook signing secret. Without --admin-password a strong password is generated.
+
+rotate-webhook-secret: gives the tenant a new webhook signing secret, printed once. During the overlap
+(default ${DEFAULT_OVERLAP}; 90m, 7d, 0 for none, at most 30d) every webhook carries both signatures in
+X-Service-Signature, new first: "<new>,<previous>".`;
 
 async function main(argv: string[]): Promise<number> {
   const [group, command, ...rest] = argv;
+  if (group === 'tenant' && command === 'rotate-webhook-secret') return rotateSecret(rest);
   if (group !== 'tenant' || command !== 'create') {
     process.stderr.write(`${USAGE}\n`);
     return group === undefined || group === '--help' || group === 'help' ? 0 : 2;
@@ -61,11 +74,51 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+async function rotateSecret(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      slug: { type: 'string' },
+      overlap: { type: 'string', default: DEFAULT_OVERLAP },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.slug) throw new RotationError('--slug is required');
+  const overlapMs = parseOverlap(values.overlap);
+  loadDotEnv();
+  const config = loadConfig();
+  const secrets = await loadSecrets(config);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const r = await rotateWebhookSecret(
+      { db, cipher: createCipher(secrets.dataKey), clock: systemClock },
+      { slug: values.slug, overlapMs },
+    );
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify(r)}\n`
+        : [
+            `Webhook secret of ${r.slug} rotated. Shown once, store it now:`,
+            `  webhook secret  ${r.webhookSecret}`,
+            r.previousSecretValidUntil
+              ? `  the previous secret also signs until ${r.previousSecretValidUntil}`
+              : '  the previous secret no longer signs',
+            '',
+          ].join('\n'),
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const known =
       err instanceof ProvisionError ||
+      err instanceof RotationError ||
       err instanceof ConfigError ||
       err instanceof DataDirLockedError ||
       (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
