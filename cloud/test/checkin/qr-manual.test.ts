@@ -34,8 +34,9 @@ describe('QR tokens and manual check-in', () => {
     t = await createTestApp();
     receiver = await startWebhookReceiver();
     admin = await adminOf(t);
+    // Every scan records here (no repeat window): these tests scan one code several times on purpose.
     await t.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
-      body: { webhookUrl: receiver.url },
+      body: { webhookUrl: receiver.url, qrRepeatWindowMinutes: 0 },
       headers: admin.headers,
     });
   });

@@ -1,0 +1,99 @@
+// Identify is no oracle for anonymous callers (issue 12 item 3): they get the outcome, never the match
+// score, the threshold or the liveness score; API-key callers get the scores. And the contract's
+// quick-start (frame plus the tenant's API key, no nonce) works under the default settings (item 9).
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FaceEngine } from '@portico/face-engine';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR, sharedFaceEngine } from '../support/faces.js';
+import { adminOf, bearer } from '../support/identity.js';
+
+const photo = async (rel: string) => (await readFile(path.join(LABELLED_DIR, rel))).toString('base64');
+const SCORE_FIELDS = ['score', 'threshold', 'livenessScore'];
+
+describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, and the quick-start', () => {
+  let engine: FaceEngine;
+  let t: TestApp;
+  let admin: Awaited<ReturnType<typeof adminOf>>;
+  let key: Record<string, string>;
+  const settings = (body: object) =>
+    t.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, { body, headers: admin.headers });
+  const identify = (body: object, headers: Record<string, string> = {}) =>
+    t.request('POST', `/v1/public/checkin/${admin.tenant.slug}/identify`, { body, headers });
+  const challenge = async () =>
+    (await t.request('GET', `/v1/public/checkin/${admin.tenant.slug}/liveness/challenge`)).body
+      .nonce as string;
+
+  beforeAll(async () => {
+    let face;
+    ({ engine, face } = await sharedFaceEngine(1));
+    t = await createTestApp({ face });
+    admin = await adminOf(t);
+    const app = await t.request('POST', '/v1/applications', {
+      body: { name: 'server' },
+      headers: admin.headers,
+    });
+    key = bearer(app.body.apiKey.key);
+    const enrolled = await t.request('POST', '/v1/onboarding', {
+      body: { name: 'Amy Farrah Fowler', document: 'DOC-AMY', frame: await photo('bbt/amy/amy2.png') },
+      headers: admin.headers,
+    });
+    expect(enrolled.status, enrolled.text).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+    await engine?.close();
+  });
+
+  it('answers an anonymous stranger the outcome only: no score, threshold or livenessScore in the JSON', async () => {
+    await settings({ requireLiveness: false });
+    const res = await identify({ frame: await photo('bbt/penny/penny1.png') });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ outcome: 'denied', reason: 'not_recognised', person: null });
+    const raw = JSON.parse(res.text);
+    for (const field of SCORE_FIELDS) expect(raw, field).not.toHaveProperty(field);
+  });
+
+  it('answers an API-key caller the scores', async () => {
+    await settings({ requireLiveness: false });
+    const res = await identify({ frame: await photo('bbt/penny/penny1.png') }, key);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.outcome).toBe('denied');
+    expect(res.body.score).toEqual(expect.any(Number));
+    expect(res.body.threshold).toEqual(expect.any(Number));
+    // Recorded with its scores whoever called: the audit trail and the tenant's history keep them.
+    const row = await t.deps.db.prisma.checkIn.findUniqueOrThrow({ where: { id: res.body.checkInId } });
+    expect(row.score).toBe(res.body.score);
+  });
+
+  it('answers an anonymous spoof liveness_failed without its liveness score; an API key sees it', async () => {
+    await settings({ requireLiveness: true, livenessThreshold: 0.5 });
+    const frame = await photo('spoof/image_F1.jpg');
+    const anonymous = await identify({ frame, nonce: await challenge() });
+    expect(anonymous.status, anonymous.text).toBe(200);
+    expect(anonymous.body.outcome).toBe('liveness_failed');
+    for (const field of SCORE_FIELDS) expect(JSON.parse(anonymous.text), field).not.toHaveProperty(field);
+    const withKey = await identify({ frame, nonce: await challenge() }, key);
+    expect(withKey.body.outcome).toBe('liveness_failed');
+    expect(withKey.body.livenessScore).toEqual(expect.any(Number));
+  });
+
+  it('lets the tenant’s API key identify without a nonce under the default settings; passive liveness still runs', async () => {
+    await settings({ requireLiveness: true, livenessThreshold: 0.5 });
+    const live = await identify({ frame: await photo('bbt/amy/amy4.png') }, key);
+    expect(live.status, live.text).toBe(200);
+    expect(live.body.livenessScore).toEqual(expect.any(Number));
+    const spoof = await identify({ frame: await photo('spoof/image_F1.jpg') }, key);
+    expect(spoof.status).toBe(200);
+    expect(spoof.body.outcome).toBe('liveness_failed');
+    // A nonce that is sent is still checked.
+    const forged = await identify({ frame: await photo('bbt/amy/amy4.png'), nonce: 'a.1.forged' }, key);
+    expect(forged.status).toBe(400);
+    expect(forged.body.code).toBe('invalid_nonce');
+    // Anonymous callers still need one.
+    const anonymous = await identify({ frame: await photo('bbt/amy/amy4.png') });
+    expect(anonymous.status).toBe(400);
+    expect(anonymous.body.code).toBe('invalid_nonce');
+  });
+});
