@@ -86,7 +86,10 @@ describe('the operator role', () => {
     const a = await adminOf(app);
     const admin = await loggedInUser(app, a.tenant.tenantId, 'admin', `admin@${a.tenant.slug}.example.com`);
     const id = await person(admin);
-    const res = await app.request('PATCH', `/v1/persons/${id}`, { headers: a.headers, body: { name: 'New' } });
+    const res = await app.request('PATCH', `/v1/persons/${id}`, {
+      headers: a.headers,
+      body: { name: 'New' },
+    });
     expect(res.status).toBe(200);
   });
 });
@@ -106,9 +109,9 @@ describe('the tenant of a session', () => {
       expect(res.status, path).toBe(401);
       expect(res.body.code).toBe('invalid_token');
     }
-    expect((await app.request('GET', `/v1/tenants/${a.tenant.tenantId}`, { headers: a.headers })).status).toBe(
-      200,
-    );
+    expect(
+      (await app.request('GET', `/v1/tenants/${a.tenant.tenantId}`, { headers: a.headers })).status,
+    ).toBe(200);
   });
 });
 
@@ -175,7 +178,9 @@ describe('enabling MFA', () => {
     });
     expect(refresh.status).toBe(401);
     expect((await app.request('GET', '/v1/auth/me', { headers: a.headers })).status).toBe(200);
-    const audit = await app.deps.db.prisma.auditLog.findFirstOrThrow({ where: { action: 'auth.mfa.enabled' , tenantId: a.tenant.tenantId } });
+    const audit = await app.deps.db.prisma.auditLog.findFirstOrThrow({
+      where: { action: 'auth.mfa.enabled', tenantId: a.tenant.tenantId },
+    });
     expect(audit.metadata).toEqual({ endedSessions: '1' });
   });
 
@@ -306,7 +311,9 @@ describe('API key scopes', () => {
     const doc = (await app.request('GET', '/docs-json')).body;
     expect(doc.paths['/v1/persons'].post.security).toContainEqual({ apiKey: ['persons:write'] });
     expect(doc.paths['/v1/persons'].get.security).toContainEqual({ apiKey: ['persons:read'] });
-    expect(doc.paths['/v1/tenants/{id}/settings'].patch.security).toContainEqual({ apiKey: ['tenant:write'] });
+    expect(doc.paths['/v1/tenants/{id}/settings'].patch.security).toContainEqual({
+      apiKey: ['tenant:write'],
+    });
     expect(doc.paths['/v1/applications/{id}/api-keys'].post.requestBody.required).toBe(false);
     expect(doc.paths['/v1/persons'].post.responses['403'].description).toContain('insufficient_scope');
   });

@@ -77,6 +77,17 @@ export const TotpCode = z
 
 export const MfaCodeRequest = z.strictObject({ code: TotpCode }).openapi('MfaCodeRequest');
 
+export const MfaEnableRequest = z
+  .strictObject({
+    code: TotpCode,
+    endOtherSessions: z.boolean().default(false).openapi({
+      description:
+        'true: also end every other session of this user (their refresh and access tokens stop working ' +
+        'at once), e.g. when MFA is turned on because a password may have leaked. The calling session stays.',
+    }),
+  })
+  .openapi('MfaEnableRequest');
+
 export const MfaVerifyRequest = z
   .strictObject({
     mfaTicket: Text.min(1)
@@ -108,6 +119,13 @@ export const MfaSetupResponse = z
 export type MfaSetupResponse = z.infer<typeof MfaSetupResponse>;
 
 export const MfaState = z.object({ mfaEnabled: z.boolean() }).openapi('MfaState');
+
+export const MfaEnabled = MfaState.extend({
+  endedSessions: z
+    .number()
+    .int()
+    .openapi({ description: 'Other sessions of the user ended by `endOtherSessions` (0 without it).' }),
+}).openapi('MfaEnabled');
 
 export const Product = z
   .object({
