@@ -187,7 +187,7 @@ describe('QR check-in', () => {
     const { token, identityId } = await qrOf('Gil');
     const head = await app.request('HEAD', `/v1/public/checkin/qr/${token}`);
     expect(head.status).toBe(204);
-    for (const headers of [
+    for (const headers of <Record<string, string>[]>[
       { purpose: 'prefetch' },
       { 'sec-purpose': 'prefetch;prerender' },
       { 'x-purpose': 'preview' },
