@@ -207,7 +207,7 @@ async function main() {
       runtime.deps.gallery.invalidate(tenant.tenantId);
       const warm = performance.now();
       await identify(0, LIVENESS ? await challenge() : undefined);
-      const held = runtime.deps.gallery.size(tenant.tenantId);
+      const held = runtime.deps.gallery.size(tenant.tenantId, runtime.deps.face.modelId);
       if (held !== size) throw new Error(`the gallery holds ${held} templates, not ${size}`);
       console.log(
         `  first identify (loads the ${held.toLocaleString('en')} templates): ${fmt(performance.now() - warm)} ms`,

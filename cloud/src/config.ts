@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from '@portico/contract';
+import { EMBEDDER_IDS, EMBEDDING_MODEL_ID } from '@portico/face-engine';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -30,6 +31,8 @@ const EnvSchema = z.object({
   SEED_DEMO_TENANT: bool.default(true),
   TRUST_PROXY: z.string().default('loopback'),
   FACE_WORKERS: z.coerce.number().int().min(1).max(32).optional(),
+  FACE_MODEL: z.enum(EMBEDDER_IDS).default(EMBEDDING_MODEL_ID),
+  FACE_MODEL_SWITCH: bool.default(true),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -51,6 +54,10 @@ export interface Config {
   trustProxy: string;
   /** Face engine worker processes; undefined: one per core, at most 4. */
   faceWorkers: number | undefined;
+  /** The embedding model enrollments use; tenants served by another are switched in the background. */
+  faceModel: string;
+  /** Whether this process moves tenants to `faceModel` in the background (off: it only serves). */
+  faceModelSwitch: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -94,5 +101,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemoTenant: e.SEED_DEMO_TENANT,
     trustProxy: e.TRUST_PROXY,
     faceWorkers: e.FACE_WORKERS,
+    faceModel: e.FACE_MODEL,
+    faceModelSwitch: e.FACE_MODEL_SWITCH,
   };
 }

@@ -56,7 +56,12 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     closers.push(() => mailer.close());
     // Started in the background: missing models must not stop the server (enrollment answers 503).
     const face =
-      overrides.face ?? startFaceService({ workers: config.faceWorkers ?? defaultFaceWorkers(), logger });
+      overrides.face ??
+      startFaceService({
+        workers: config.faceWorkers ?? defaultFaceWorkers(),
+        modelId: config.faceModel,
+        logger,
+      });
     if (!overrides.face) closers.push(() => face.close());
     const cipher = createCipher(secrets.dataKey);
     const clock = overrides.clock ?? systemClock;
@@ -72,7 +77,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       outbox: createOutboxSignal(),
       face,
       images: createImageStore({ dataDir: config.dataDir, cipher }),
-      gallery: createFaceGallery({ db, cipher, clock, modelId: face.modelId }),
+      gallery: createFaceGallery({ db, cipher, clock }),
     };
     return { deps, close: () => closeAll(closers) };
   } catch (err) {

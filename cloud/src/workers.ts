@@ -1,13 +1,16 @@
-// The background workers of an API process: webhook delivery and bus publishing from the outbox, and
-// the hourly clean-up of short-lived rows.
+// The background workers of an API process: webhook delivery and bus publishing from the outbox, the
+// switch of tenants to the configured face model, and the hourly clean-up of short-lived rows.
 import type { AppDeps } from './deps.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { startWorkerLoop } from './infra/worker-loop.js';
+import { createModelSwitch } from './modules/faces/model-switch.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
 import { createWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
 const POLL_MS = 1_000;
 const HOUSEKEEPING_MS = 3_600_000;
+/** How often a process looks for tenants still served by another face model than its own. */
+const MODEL_SWITCH_POLL_MS = 60_000;
 /** Used or expired liveness nonces are kept a day for investigations, then deleted. */
 const NONCE_RETENTION_MS = 24 * 3_600_000;
 
@@ -60,6 +63,17 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
       logger: deps.logger,
     }),
   ];
+  if (deps.config.faceModelSwitch) {
+    loops.push(
+      startWorkerLoop({
+        name: 'face-model-switch',
+        pollMs: MODEL_SWITCH_POLL_MS,
+        runOnce: createModelSwitch(deps).runOnce,
+        subscribe: () => () => {},
+        logger: deps.logger,
+      }),
+    );
+  }
   return {
     async stop() {
       await Promise.all(loops.map((l) => l.stop()));

@@ -22,6 +22,10 @@ export interface FaceServiceStatus {
 }
 
 export interface FaceService {
+  /**
+   * The embedder this service enrolls with (FACE_MODEL): `embedding` and `modelId` of every result are
+   * this model's; `embeddings` has every embedder's (a tenant still served by another model uses its own).
+   */
   readonly modelId: string;
   status(): FaceServiceStatus;
   /** Resolves once the engine has started or failed to (never rejects). */
@@ -63,6 +67,7 @@ export function faceErrorToAppError(error: unknown): AppError {
 }
 
 function wrap(
+  modelId: string,
   engine: () => FaceEngine | undefined,
   state: () => FaceServiceStatus,
   started: Promise<void>,
@@ -92,12 +97,19 @@ function wrap(
       throw mapped;
     }
   }
+  /** The result as made by this service's model. */
+  const ofModel = <T extends FaceProbe>(result: T): T => {
+    const embedding = result.embeddings[modelId];
+    if (!embedding)
+      throw new AppError(503, 'engine_unavailable', `The biometric engine has no model ${modelId}`);
+    return { ...result, embedding, modelId };
+  };
   return {
-    modelId: EMBEDDING_MODEL_ID,
-    status: state,
+    modelId,
+    status: () => ({ ...state(), modelId }),
     started: () => started,
-    analyze: (frame, options) => guarded((e) => e.analyze(frame, options)),
-    probe: (frame, options) => guarded((e) => e.probe(frame, options)),
+    analyze: (frame, options) => guarded((e) => e.analyze(frame, options)).then(ofModel),
+    probe: (frame, options) => guarded((e) => e.probe(frame, options)).then(ofModel),
     close,
   };
 }
@@ -114,6 +126,8 @@ function statusOf(engine: FaceEngine): FaceServiceStatus {
 export function startFaceService(options: {
   workers?: number;
   modelDir?: string;
+  /** The embedder to enroll with; default the engine's default. */
+  modelId?: string;
   logger: Logger;
 }): FaceService {
   let engine: FaceEngine | undefined;
@@ -136,6 +150,7 @@ export function startFaceService(options: {
     },
   );
   return wrap(
+    options.modelId ?? EMBEDDING_MODEL_ID,
     () => engine,
     () => (status.state === 'ready' && engine ? statusOf(engine) : status),
     started,
@@ -149,8 +164,9 @@ export function startFaceService(options: {
 }
 
 /** Wraps an engine the caller owns (tests share one per file); `close` leaves it running. */
-export function faceServiceOf(engine: FaceEngine): FaceService {
+export function faceServiceOf(engine: FaceEngine, modelId = engine.modelId): FaceService {
   return wrap(
+    modelId,
     () => engine,
     () => statusOf(engine),
     Promise.resolve(),
@@ -162,6 +178,7 @@ export function faceServiceOf(engine: FaceEngine): FaceService {
 export function unavailableFaceService(reason: string): FaceService {
   const status: FaceServiceStatus = { state: 'unavailable', modelId: EMBEDDING_MODEL_ID, workers: 0, reason };
   return wrap(
+    EMBEDDING_MODEL_ID,
     () => undefined,
     () => status,
     Promise.resolve(),

@@ -2,7 +2,7 @@
 // `DATA_DIR/images/<tenantId>/<imageId>.bin` (mode 0600), bound to its tenant and id as AAD. The
 // BiometricImage row (sha256, size, content type) is the caller's job, in its own transaction.
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Cipher } from './crypto.js';
 
@@ -15,6 +15,8 @@ export interface StoredImage {
 
 export interface ImageStore {
   save(tenantId: string, imageId: string, bytes: Buffer): Promise<StoredImage>;
+  /** The decrypted bytes of a stored image (a face model switch re-embeds enrollment photos). */
+  read(tenantId: string, imageId: string, storageKey: string): Promise<Buffer>;
   /** Deletes the file; a file already gone is fine (erasure is idempotent). */
   erase(storageKey: string): Promise<void>;
   /** Absolute path of a storage key (tests check the disk with it). */
@@ -42,6 +44,9 @@ export function createImageStore(deps: { dataDir: string; cipher: Cipher }): Ima
         flag: 'wx',
       });
       return { storageKey, sha256: createHash('sha256').update(bytes).digest('hex'), byteSize: bytes.length };
+    },
+    async read(tenantId, imageId, storageKey) {
+      return deps.cipher.decrypt(await readFile(pathOf(storageKey)), context(tenantId, imageId));
     },
     async erase(storageKey) {
       await rm(pathOf(storageKey), { force: true });

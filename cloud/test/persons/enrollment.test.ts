@@ -190,13 +190,18 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
     expect((await enroll(first, base64(a.bytes), t.keyHeaders)).status).toBe(200);
     // Simulate another API process: this process's gallery is dropped behind its back...
     app.deps.gallery.invalidate(t.tenantId);
-    const hits = await app.deps.gallery.search(t.tenantId, (await engine.analyze(a.bytes)).embedding, 1);
+    const hits = await app.deps.gallery.search(
+      t.tenantId,
+      engine.modelId,
+      (await engine.analyze(a.bytes)).embedding,
+      1,
+    );
     expect(hits[0]).toMatchObject({ personId: first });
     // ...and a template deleted directly in the database is no longer found.
     await app.deps.db.prisma.faceTemplate.deleteMany({ where: { personId: first } });
-    expect(await app.deps.gallery.search(t.tenantId, (await engine.analyze(a.bytes)).embedding, 1)).toEqual(
-      [],
-    );
+    expect(
+      await app.deps.gallery.search(t.tenantId, engine.modelId, (await engine.analyze(a.bytes)).embedding, 1),
+    ).toEqual([]);
   });
 
   it('two API processes on one database: each sees the other’s enrollments and deletions at its next search', async () => {
@@ -223,8 +228,10 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
           })
         ).body.id as string;
       // B loads its (empty) gallery first, then A enrolls the face.
-      expect(b.deps.gallery.size(t.tenantId)).toBeUndefined();
-      expect(await b.deps.gallery.search(t.tenantId, new Float32Array(512).fill(0.04), 1)).toEqual([]);
+      expect(b.deps.gallery.size(t.tenantId, engine.modelId)).toBeUndefined();
+      expect(
+        await b.deps.gallery.search(t.tenantId, engine.modelId, new Float32Array(512).fill(0.04), 1),
+      ).toEqual([]);
       const p1 = await person(a);
       expect((await enrollOn(a, p1, x.bytes)).status).toBe(200);
       const p2 = await person(b);

@@ -20,6 +20,7 @@ describe('face gallery coherence across processes', () => {
   let app: TestApp;
   let tenantId: string;
   let other: FaceGallery;
+  let model: string;
 
   const enrollElsewhere = async (personId: string, embedding: Float32Array) => {
     const { prisma } = app.deps.db;
@@ -43,13 +44,13 @@ describe('face gallery coherence across processes', () => {
 
   beforeAll(async () => {
     app = await createTestApp();
+    model = app.deps.face.modelId;
     tenantId = (await newTenant(app)).tenantId;
     // A second API process's gallery on the same database.
     other = createFaceGallery({
       db: app.deps.db,
       cipher: app.deps.cipher,
       clock: app.deps.clock,
-      modelId: app.deps.face.modelId,
     });
   });
   afterAll(() => app?.close());
@@ -60,29 +61,29 @@ describe('face gallery coherence across processes', () => {
     await enrollElsewhere(near, direction(1, 3));
     await enrollElsewhere(middle, direction(2, 2));
     await enrollElsewhere(far, direction(3, 1));
-    const best = async () => (await other.search(tenantId, probe, 1))[0]?.personId;
+    const best = async () => (await other.search(tenantId, model, probe, 1))[0]?.personId;
 
     expect(await best()).toBe(near);
-    expect(other.size(tenantId)).toBe(3);
+    expect(other.size(tenantId, model)).toBe(3);
 
     await app.deps.db.prisma.faceTemplate.deleteMany({ where: { personId: near } });
     expect(await best()).toBe(middle);
-    expect(other.size(tenantId)).toBe(2);
+    expect(other.size(tenantId, model)).toBe(2);
 
     // A re-enrollment (a new template row for the same person) replaces the held one.
     await enrollElsewhere(far, direction(4, 10));
     expect(await best()).toBe(far);
-    expect(other.size(tenantId)).toBe(2);
+    expect(other.size(tenantId, model)).toBe(2);
 
     const newcomer = await person('newcomer');
     await enrollElsewhere(newcomer, probe);
-    const hits = await other.search(tenantId, probe, 3);
+    const hits = await other.search(tenantId, model, probe, 3);
     expect(hits.map((h) => h.personId)).toEqual([newcomer, far, middle]);
-    expect(hits[0]!.score).toBeCloseTo(1, 5);
+    expect(hits[0]!.cosine).toBeCloseTo(1, 5);
 
     // Every template removed elsewhere: nothing is found, and nothing stale is returned.
     await app.deps.db.prisma.faceTemplate.deleteMany({ where: { tenantId } });
-    expect(await other.search(tenantId, probe, 3)).toEqual([]);
-    expect(other.size(tenantId)).toBe(0);
+    expect(await other.search(tenantId, model, probe, 3)).toEqual([]);
+    expect(other.size(tenantId, model)).toBe(0);
   });
 });

@@ -14,7 +14,7 @@ import {
   type Box,
   type Point,
 } from './geometry.js';
-import { EMBEDDING_MODEL_ID, MODELS, type ModelName } from './models/manifest.js';
+import { EMBEDDER_IDS, EMBEDDING_MODEL_ID, MODELS, type ModelName } from './models/manifest.js';
 import { combineQuality, qualityFactors } from './quality.js';
 import {
   letterboxTensor,
@@ -282,10 +282,9 @@ export class Analyzer {
     const lent = this.options.offload?.('feature', flipped);
     const features = await this.runModel('feature', aligned);
     const mirrored = (await lent) ?? (await this.runModel('feature', flipped));
-    const sum = l2normalise(features);
+    const plain = l2normalise(features);
     const second = l2normalise(mirrored);
-    for (let i = 0; i < sum.length; i++) sum[i]! += second[i]!;
-    const embedding = l2normalise(sum);
+    const embedding = l2normalise(plain.map((v, i) => v + second[i]!));
     const t5 = performance.now();
 
     const k = decoded.scale;
@@ -311,6 +310,7 @@ export class Analyzer {
         otherFaces: faces.filter((_, i) => i !== primaryIndex).map(toOriginal),
         embedding,
         modelId: EMBEDDING_MODEL_ID,
+        embeddings: { [EMBEDDER_IDS[0]]: embedding, [EMBEDDER_IDS[1]]: plain },
         timings: {
           decode: t1 - t0,
           detect: t2 - t1,

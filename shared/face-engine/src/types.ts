@@ -77,6 +77,8 @@ export interface FaceProbe {
   /** 512-d, L2-normalised; only comparable with embeddings of the same `modelId`. */
   readonly embedding: Float32Array;
   readonly modelId: string;
+  /** The face's embedding by every embedder of the engine (EMBEDDER_IDS), `embedding` among them. */
+  readonly embeddings: Readonly<Record<string, Float32Array>>;
   /** The passive anti-spoof score, when asked for. */
   readonly liveness?: { readonly score: number };
   readonly timings: ProbeTimings;

@@ -9,6 +9,7 @@ import { newId } from '../../infra/db/index.js';
 import { insertRow } from '../../infra/db/statements.js';
 import { frameBytes } from '../../infra/face.js';
 import type { StoredImage } from '../../infra/image-store.js';
+import { embeddingOf } from '../faces/model-switch.js';
 import { tenantBySlug } from '../tenants/service.js';
 import type { NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
@@ -26,6 +27,8 @@ export interface IdentifyInput {
 interface Admitted {
   tenantId: string;
   settings: TenantSettings;
+  /** The embedding model serving the tenant (see modules/faces/model-switch.ts). */
+  modelId: string;
   event: EventRow | null;
   input: IdentifyInput;
   actor: ActorOf<'public' | 'apiKey'>;
@@ -43,7 +46,7 @@ export function createIdentify(
 
   /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
   async function decideAndRecord(admitted: Admitted) {
-    const { tenantId, settings, input, imageId } = admitted;
+    const { tenantId, settings, modelId, input, imageId } = admitted;
     const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
     const livenessScore = analysis.liveness?.score ?? null;
     let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
@@ -51,7 +54,7 @@ export function createIdentify(
     if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
       verdict = 'liveness_failed';
     } else {
-      [best] = await deps.gallery.search(tenantId, analysis.embedding, 1);
+      [best] = await deps.gallery.search(tenantId, modelId, embeddingOf(analysis, modelId), 1);
       verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
     }
     const personId = verdict === 'recognised' ? best!.personId : null;
@@ -120,6 +123,7 @@ export function createIdentify(
       return await decideAndRecord({
         tenantId: tenant.id,
         settings,
+        modelId: tenant.faceModelId ?? deps.face.modelId,
         event,
         input,
         actor,

@@ -29,18 +29,18 @@ export interface GalleryHit {
 
 export interface FaceGallery {
   /**
-   * The k best matching persons of the tenant by calibrated score, best first (templates of the
-   * current model only; the tenant's gallery is the calibration cohort).
+   * The k best matching persons of the tenant by calibrated score, best first, among the templates of
+   * `modelId` (the embedding's model; the tenant's gallery of that model is the calibration cohort).
    */
-  search(tenantId: string, embedding: Float32Array, k: number): Promise<GalleryHit[]>;
-  /** After a commit that stored (or replaced) a person's template. */
-  put(tenantId: string, personId: string, templateId: string, embedding: Float32Array): void;
-  /** After a commit that erased a person's template. */
+  search(tenantId: string, modelId: string, embedding: Float32Array, k: number): Promise<GalleryHit[]>;
+  /** After a commit that stored (or replaced) a person's template of a model. */
+  put(tenantId: string, modelId: string, personId: string, templateId: string, embedding: Float32Array): void;
+  /** After a commit that erased a person's templates. */
   drop(tenantId: string, personId: string): void;
-  /** Forget a tenant (reloaded on next search). */
+  /** Forget a tenant, every model (reloaded on next search). */
   invalidate(tenantId?: string): void;
-  /** Templates held in memory for a tenant (undefined when not loaded). */
-  size(tenantId: string): number | undefined;
+  /** Templates of a model held in memory for a tenant (undefined when not loaded). */
+  size(tenantId: string, modelId: string): number | undefined;
 }
 
 /** Context bound (as AAD) to a template's encrypted embedding. */
@@ -54,6 +54,8 @@ const SPARE = 4;
 const PAGE = 5_000;
 
 interface TenantGallery {
+  tenantId: string;
+  modelId: string;
   index: FaceIndex;
   /** personId -> templateId */
   templates: Map<string, string>;
@@ -72,13 +74,14 @@ export function createFaceGallery(deps: {
   db: Pick<Database, 'prisma'>;
   cipher: Cipher;
   clock: Clock;
-  modelId: string;
 }): FaceGallery {
   const { prisma } = deps.db;
-  const tenants = new Map<string, TenantGallery>();
+  /** By tenant, then by model. */
+  const tenants = new Map<string, Map<string, TenantGallery>>();
   const loading = new Map<string, Promise<TenantGallery>>();
 
-  function add(gallery: TenantGallery, tenantId: string, row: TemplateRow) {
+  function add(gallery: TenantGallery, row: TemplateRow) {
+    const { tenantId } = gallery;
     if (gallery.templates.get(row.person_id) === row.id) return;
     const sealed = Buffer.from(row.embedding, 'base64');
     const plain = deps.cipher.decrypt(sealed, templateContext(tenantId, row.person_id));
@@ -91,9 +94,11 @@ export function createFaceGallery(deps: {
     gallery.index.remove(personId);
   }
 
-  async function load(tenantId: string): Promise<TenantGallery> {
-    const count = await prisma.faceTemplate.count({ where: { tenantId, modelId: deps.modelId } });
+  async function load(tenantId: string, modelId: string): Promise<TenantGallery> {
+    const count = await prisma.faceTemplate.count({ where: { tenantId, modelId } });
     const gallery: TenantGallery = {
+      tenantId,
+      modelId,
       index: new FaceIndex({ initialCapacity: Math.max(16, count) }),
       templates: new Map(),
       syncedAt: deps.clock.now(),
@@ -105,10 +110,9 @@ export function createFaceGallery(deps: {
     for (let cursor = ''; ;) {
       const page = await prisma.$queryRaw<Pick<TemplateRow, 'id'>[]>`
         SELECT id FROM face_templates
-         WHERE tenant_id = ${tenantId} AND model_id = ${deps.modelId} AND id > ${cursor}
+         WHERE tenant_id = ${tenantId} AND model_id = ${modelId} AND id > ${cursor}
          ORDER BY id LIMIT ${PAGE}`;
       await fetchTemplates(
-        tenantId,
         gallery,
         page.map((row) => row.id),
       );
@@ -119,27 +123,31 @@ export function createFaceGallery(deps: {
   }
 
   /** Reads, decrypts and adds the templates with these ids. */
-  async function fetchTemplates(tenantId: string, gallery: TenantGallery, ids: string[]) {
+  async function fetchTemplates(gallery: TenantGallery, ids: string[]) {
+    const { tenantId } = gallery;
     for (let i = 0; i < ids.length; i += PAGE) {
       const rows = await prisma.$queryRaw<TemplateRow[]>`
         SELECT id, person_id, encode(embedding_enc, 'base64') AS embedding FROM face_templates
          WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(ids.slice(i, i + PAGE))})`;
-      for (const row of rows) add(gallery, tenantId, row);
+      for (const row of rows) add(gallery, row);
     }
   }
 
-  function loaded(tenantId: string): Promise<TenantGallery> {
-    const held = tenants.get(tenantId);
+  function loaded(tenantId: string, modelId: string): Promise<TenantGallery> {
+    const held = tenants.get(tenantId)?.get(modelId);
     if (held) return Promise.resolve(held);
-    let pending = loading.get(tenantId);
+    const key = `${tenantId}/${modelId}`;
+    let pending = loading.get(key);
     if (!pending) {
-      pending = load(tenantId)
+      pending = load(tenantId, modelId)
         .then((g) => {
-          tenants.set(tenantId, g);
+          const byModel = tenants.get(tenantId) ?? new Map<string, TenantGallery>();
+          byModel.set(modelId, g);
+          tenants.set(tenantId, byModel);
           return g;
         })
-        .finally(() => loading.delete(tenantId));
-      loading.set(tenantId, pending);
+        .finally(() => loading.delete(key));
+      loading.set(key, pending);
     }
     return pending;
   }
@@ -149,14 +157,14 @@ export function createFaceGallery(deps: {
    * created after it, in one query; templates not held yet are fetched and added.
    */
   async function read(
-    tenantId: string,
     gallery: TenantGallery,
     templateIds: string[],
     newSince: Date | null,
   ): Promise<{ alive: Set<string>; added: number }> {
     const byId = templateIds.length > 0 ? Prisma.sql`id IN (${Prisma.join(templateIds)})` : Prisma.sql`FALSE`;
+    const { tenantId, modelId } = gallery;
     const recent = newSince
-      ? Prisma.sql`(model_id = ${deps.modelId} AND created_at > ${newSince})`
+      ? Prisma.sql`(model_id = ${modelId} AND created_at > ${newSince})`
       : Prisma.sql`FALSE`;
     const rows = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`
       SELECT id, person_id FROM face_templates WHERE tenant_id = ${tenantId} AND (${byId} OR ${recent})`;
@@ -164,13 +172,13 @@ export function createFaceGallery(deps: {
     const unknown = rows
       .filter((row) => gallery.templates.get(row.person_id) !== row.id)
       .map((row) => row.id);
-    await fetchTemplates(tenantId, gallery, unknown);
+    await fetchTemplates(gallery, unknown);
     return { alive, added: unknown.length };
   }
 
   return {
-    async search(tenantId, embedding, k) {
-      const gallery = await loaded(tenantId);
+    async search(tenantId, modelId, embedding, k) {
+      const gallery = await loaded(tenantId, modelId);
       // Templates known to exist as of this search's reads.
       const confirmed = new Set<string>();
       let newSince: Date | null = new Date(gallery.syncedAt.getTime() - SKEW_MS);
@@ -187,7 +195,7 @@ export function createFaceGallery(deps: {
         if (unconfirmed.length === 0 && newSince === null) return best();
         // Advanced only once the read succeeded: a failed read must not skip the templates it missed.
         const readAt = deps.clock.now();
-        const { alive, added } = await read(tenantId, gallery, unconfirmed, newSince);
+        const { alive, added } = await read(gallery, unconfirmed, newSince);
         if (newSince) gallery.syncedAt = readAt;
         newSince = null;
         for (const id of alive) confirmed.add(id);
@@ -197,22 +205,21 @@ export function createFaceGallery(deps: {
         if (gone.length === 0 && added === 0) return best();
       }
     },
-    put(tenantId, personId, templateId, embedding) {
-      const gallery = tenants.get(tenantId);
+    put(tenantId, modelId, personId, templateId, embedding) {
+      const gallery = tenants.get(tenantId)?.get(modelId);
       if (!gallery) return;
       gallery.index.add(personId, embedding);
       gallery.templates.set(personId, templateId);
     },
     drop(tenantId, personId) {
-      const gallery = tenants.get(tenantId);
-      if (gallery) remove(gallery, personId);
+      for (const gallery of tenants.get(tenantId)?.values() ?? []) remove(gallery, personId);
     },
     invalidate(tenantId) {
       if (tenantId === undefined) tenants.clear();
       else tenants.delete(tenantId);
     },
-    size(tenantId) {
-      return tenants.get(tenantId)?.templates.size;
+    size(tenantId, modelId) {
+      return tenants.get(tenantId)?.get(modelId)?.templates.size;
     },
   };
 }

@@ -10,6 +10,7 @@ import { newId, type Tx } from '../../infra/db/index.js';
 import { frameBytes } from '../../infra/face.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { templateContext } from '../faces/gallery.js';
+import { embeddingOf } from '../faces/model-switch.js';
 import { emitEvent } from '../outbox/emit.js';
 
 type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'images'>;
@@ -22,11 +23,17 @@ const SAME_PERSON_MIN_COSINE = 0.25;
 
 export interface CheckedFace {
   settings: TenantSettings;
-  /** The person's template: the mean embedding of the photos. */
-  embedding: Float32Array;
+  /**
+   * The person's templates, each the mean embedding of the photos: one of the service's model, and one
+   * of the model still serving the tenant while a model switch runs (see faces/model-switch.ts).
+   */
+  templates: Array<{ modelId: string; embedding: Float32Array }>;
   /** The lowest quality among the photos (each reached the tenant's level). */
   quality: number;
+  /** The service's model (the enrollment's answer names it). */
   modelId: string;
+  /** The tenant's model before this enrollment (null: its first one). */
+  servingModelId: string | null;
   photos: Array<{ bytes: Buffer; contentType: string }>;
 }
 
@@ -44,6 +51,10 @@ export function createEnrollment(deps: Deps) {
     async check(tenantId: string, frames: readonly string[], personId: string | null): Promise<CheckedFace> {
       const analyses = await Promise.all(frames.map((frame) => deps.face.analyze(frame)));
       const settings = await getTenantSettings(deps.db, tenantId);
+      const { faceModelId: servingModelId } = await deps.db.prisma.tenant.findUniqueOrThrow({
+        where: { id: tenantId },
+        select: { faceModelId: true },
+      });
       analyses.forEach((analysis, photo) => {
         if (analysis.quality < settings.biometricQualityLevel) {
           const which = frames.length > 1 ? `Photo ${photo + 1}: face` : 'Face';
@@ -68,9 +79,15 @@ export function createEnrollment(deps: Deps) {
           }
         }
       }
-      const embedding = meanEmbedding(analyses.map((a) => a.embedding));
+      const templates = [...new Set([deps.face.modelId, servingModelId ?? deps.face.modelId])].map(
+        (modelId) => ({
+          modelId,
+          embedding: meanEmbedding(analyses.map((a) => embeddingOf(a, modelId))),
+        }),
+      );
       if (!settings.allowDuplicateFaces) {
-        const hits = await deps.gallery.search(tenantId, embedding, 2);
+        const serving = templates.at(-1)!;
+        const hits = await deps.gallery.search(tenantId, serving.modelId, serving.embedding, 2);
         if (hits.some((h) => h.personId !== personId && h.score >= settings.matchThreshold)) {
           throw new AppError(
             409,
@@ -81,9 +98,10 @@ export function createEnrollment(deps: Deps) {
       }
       return {
         settings,
-        embedding,
+        templates,
         quality: Math.min(...analyses.map((a) => a.quality)),
-        modelId: analyses[0]!.modelId,
+        modelId: deps.face.modelId,
+        servingModelId,
         photos: analyses.map((analysis, i) => ({
           bytes: frameBytes(frames[i]!),
           contentType: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
@@ -108,11 +126,10 @@ export function createEnrollment(deps: Deps) {
         for (const f of files) await images.erase(f.stored.storageKey).catch(() => undefined);
         throw failed.reason;
       }
-      const templateId = newId();
+      const templates = face.templates.map((t) => ({ ...t, id: newId() }));
       const now = deps.clock.now();
       let replacedFiles: string[] = [];
       return {
-        templateId,
         async write(tx: Tx) {
           const old = await tx.biometricImage.findMany({
             where: { tenantId, personId, kind: 'enrollment' },
@@ -121,20 +138,27 @@ export function createEnrollment(deps: Deps) {
           replacedFiles = old.map((o) => o.storageKey);
           await tx.biometricImage.deleteMany({ where: { tenantId, personId, kind: 'enrollment' } });
           await tx.faceTemplate.deleteMany({ where: { personId } });
-          await tx.faceTemplate.create({
-            data: {
-              id: templateId,
+          await tx.faceTemplate.createMany({
+            data: templates.map((t) => ({
+              id: t.id,
               tenantId,
               personId,
-              modelId: face.modelId,
+              modelId: t.modelId,
               embeddingEnc: deps.cipher.encrypt(
-                embeddingToBuffer(face.embedding),
+                embeddingToBuffer(t.embedding),
                 templateContext(tenantId, personId),
               ),
               quality: face.quality,
               createdAt: now,
-            },
+            })),
           });
+          // The first enrollment fixes the tenant's model.
+          if (face.servingModelId === null) {
+            await tx.tenant.updateMany({
+              where: { id: tenantId, faceModelId: null },
+              data: { faceModelId: face.modelId },
+            });
+          }
           await tx.biometricImage.createMany({
             data: files.map(({ imageId, photo, stored }) => ({
               id: imageId,
@@ -159,7 +183,7 @@ export function createEnrollment(deps: Deps) {
         },
         /** After commit: the gallery learns the template, replaced image files are erased. */
         async committed() {
-          deps.gallery.put(tenantId, personId, templateId, face.embedding);
+          for (const t of templates) deps.gallery.put(tenantId, t.modelId, personId, t.id, t.embedding);
           for (const key of replacedFiles) await images.erase(key).catch(() => undefined);
         },
         /** The transaction failed: the new files must not stay behind. */

@@ -24,10 +24,10 @@ export async function getTenantSettings(
 export async function tenantBySlug(db: Db, slug: string) {
   const tenant = await db.prisma.tenant.findUnique({
     where: { slug },
-    select: { id: true, status: true, settings: true },
+    select: { id: true, status: true, settings: true, faceModelId: true },
   });
   if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
-  return { id: tenant.id, settings: tenantSettingsOf(tenant.settings) };
+  return { id: tenant.id, settings: tenantSettingsOf(tenant.settings), faceModelId: tenant.faceModelId };
 }
 
 export interface TenantContext {

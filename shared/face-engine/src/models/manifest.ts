@@ -102,12 +102,22 @@ export const MODELS: Readonly<Record<ModelName, ModelEntry>> = {
   },
 };
 
+const FEATURE_ID = `faceplugin-fr_feature@${VERSION}+${MODELS.feature.sha256.slice(0, 8)}+nose31-35`;
+
 /**
- * Embeddings from different models are not comparable, so every embedding carries this id. The
- * suffix names the chain's alignment (nose from landmarks 31-35) and test-time flip: templates
- * made by the earlier chain (id without it) must be re-enrolled, not compared.
+ * Embeddings from different models are not comparable, so every embedding carries its model's id.
+ * The suffix names the chain's alignment (nose from landmarks 31-35) and test-time flip. This is the
+ * default embedder: the sum of the aligned crop's and its mirror's embeddings.
  */
-export const EMBEDDING_MODEL_ID = `faceplugin-fr_feature@${VERSION}+${MODELS.feature.sha256.slice(0, 8)}+nose31-35+flip`;
+export const EMBEDDING_MODEL_ID = `${FEATURE_ID}+flip`;
+
+/**
+ * Every embedder the engine computes for each face (FaceProbe.embeddings), so that a service can
+ * switch its templates from one to another without asking people to enroll again: stored photos are
+ * re-embedded with the new one while the old one keeps serving. Today both come from the same
+ * model runs: the default (with the mirror) and the aligned crop alone (less accurate, see README).
+ */
+export const EMBEDDER_IDS = [EMBEDDING_MODEL_ID, `${FEATURE_ID}+noflip`] as const;
 
 /** Registry photos used as self-contained test fixtures (group photos, several faces each). */
 export const FIXTURE_SOURCE: ModelSource = {
