@@ -1,92 +1,489 @@
 /**
- * `pnpm --filter @portico/face-engine eval [folder]`: runs the whole chain on a labelled folder
- * (default ../shared/faces from the workspace root; identity = the name of the folder holding the
- * image) and prints rank-1, EER, TAR at FAR 1e-3, score ranges, a threshold and per-stage latency.
+ * `pnpm --filter @portico/face-engine eval [folder ...] [--json <file>] [--png <file>]`: runs the
+ * whole chain on labelled folders (default ../shared/faces and ../shared/eval-faces beside the
+ * workspace, each when present; identity = the folder holding the image) and prints, per folder,
+ * the closed-set figures (rank-1, EER, TAR at FAR 1e-3, score ranges, per-stage latency), then, on
+ * all folders together, the open-set figures: per-pair FMR / FNMR of the raw cosine and of the
+ * calibrated score, FPIR / FNIR at the default settings for galleries of 100 to 100,000 people,
+ * and a comparison of decision strategies. Writes them as JSON and a DET plot (PNG).
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import { Analyzer } from '../src/analyzer.js';
+import {
+  COHORT_SIZE,
+  DEFAULT_MATCH_THRESHOLD,
+  falseMatchRateAt,
+  IMPOSTOR_PRIOR,
+  PRIOR_WEIGHT,
+} from '../src/calibration.js';
 import { DEFAULT_LIMITS } from '../src/decode.js';
 import { isFaceEngineError } from '../src/errors.js';
-import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import {
+  CHECK_IN_CANDIDATES,
   evaluateEmbeddings,
+  extrapolateOpenSet,
   labelledImages,
+  measureOpenSet,
+  MIN_EMPIRICAL_PAIRS,
+  openSetSplits,
+  pairRates,
+  pairScores,
   percentile,
+  runOpenSet,
+  TAIL_SHARE,
+  thresholdForRate,
+  type DecisionRule,
   type EvaluationReport,
-  type LabelledEmbedding,
+  type OpenSetSample,
+  type OpenSetTrial,
+  type PairScores,
 } from '../src/evaluation.js';
+import { EMBEDDING_MODEL_ID } from '../src/models/manifest.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
 import { defaultLabelledDir, resolveModelDir } from '../src/models/model-dir.js';
 import type { StageTimings } from '../src/types.js';
+import { detSvg, type Curve } from './det-plot.js';
 
-const folder = path.resolve(process.argv[2] ?? defaultLabelledDir());
-if (!existsSync(folder)) {
-  console.error(
-    `No labelled folder at ${folder}. Pass one: pnpm --filter @portico/face-engine eval <folder>`,
-  );
+const SEED = 20261123;
+const FOLDS = 10;
+const REPEATS = 3;
+const K = [1, 3] as const;
+const SIZES = [100, 1_000, 10_000, 100_000];
+const COSINE_THRESHOLDS = [0.3, 0.35, 0.39, 0.42, 0.45, 0.5, 0.55, 0.6];
+const CALIBRATED_THRESHOLDS = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
+/** The cosine threshold the product used before calibrated scores. */
+const OLD_COSINE_THRESHOLD = 0.39;
+const MARGIN = 0.05;
+const QUALITY_RULE = { below: TENANT_SETTINGS_DEFAULTS.biometricQualityLevel, penalty: 0.1 };
+
+// Relative paths are the caller's (pnpm runs the script in the package directory).
+const callerDir = process.env.INIT_CWD ?? process.cwd();
+const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+function option(name: string, fallback: string): string {
+  const at = args.indexOf(name);
+  if (at < 0) return fallback;
+  const value = args[at + 1];
+  if (!value) throw new Error(`${name} needs a file name`);
+  args.splice(at, 2);
+  return path.resolve(callerDir, value);
+}
+const jsonPath = option('--json', path.join(packageDir, 'reports', 'evaluation.json'));
+const pngPath = option('--png', path.join(packageDir, 'reports', 'det.png'));
+const defaults = [defaultLabelledDir(), path.resolve(defaultLabelledDir(), '..', 'eval-faces')];
+const given = args.filter((a) => a !== '--');
+const folders = given.length > 0 ? given.map((f) => path.resolve(callerDir, f)) : defaults;
+
+const started = performance.now();
+const present = folders.filter((f) => existsSync(f));
+for (const f of folders) if (!present.includes(f)) console.log(`absent            ${f}: skipped`);
+if (present.length === 0) {
+  console.error('No labelled folder. Pass one: pnpm --filter @portico/face-engine eval <folder ...>');
   process.exit(2);
 }
 
 const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir()), {
   limits: DEFAULT_LIMITS,
 });
-const images = await labelledImages(folder);
-const samples: Array<LabelledEmbedding & { quality: number; file: string }> = [];
-const timings: StageTimings[] = [];
-const failures: string[] = [];
-for (const { label, file } of images) {
-  try {
-    const result = await analyzer.analyze(await readFile(file));
-    samples.push({ label, embedding: result.embedding, quality: result.quality, file });
-    timings.push(result.timings);
-  } catch (error) {
-    if (!isFaceEngineError(error)) throw error;
-    failures.push(`${path.relative(folder, file)}: ${error.code}`);
-  }
+const f4 = (x: number): string => x.toFixed(4);
+const pct = (x: number): string => `${(x * 100).toFixed(2)} %`;
+const sci = (x: number): string => (x === 0 ? '0' : x.toExponential(1));
+
+interface FolderResult {
+  readonly folder: string;
+  readonly images: number;
+  readonly embedded: number;
+  readonly failed: readonly string[];
+  readonly every: EvaluationReport;
+  readonly enrollable: EvaluationReport;
+  readonly latencyMs: Record<string, { p50: number; p95: number }>;
 }
-await analyzer.release();
 
-const f = (x: number): string => x.toFixed(4);
-console.log(`folder            ${folder}`);
-console.log(
-  `images            ${images.length} labelled, ${samples.length} embedded, ${failures.length} failed`,
-);
-for (const line of failures) console.log(`  failed          ${line}`);
-
-function report(title: string, set: readonly LabelledEmbedding[]): EvaluationReport {
+function closedSet(title: string, set: readonly OpenSetSample[]): EvaluationReport {
   const r = evaluateEmbeddings(set);
   console.log(`\n${title}`);
   console.log(`identities        ${r.identities} (${set.length} images)`);
-  console.log(`rank-1            ${(r.rank1 * 100).toFixed(2)} %`);
-  console.log(`EER               ${(r.eer * 100).toFixed(2)} % at ${f(r.eerThreshold)}`);
-  console.log(`TAR @ FAR 1e-3    ${(r.tarAtFar1e3 * 100).toFixed(2)} %`);
-  console.log(`genuine pairs     ${r.genuine.count}: ${f(r.genuine.min)} .. ${f(r.genuine.max)}`);
-  console.log(`impostor pairs    ${r.impostor.count}: ${f(r.impostor.min)} .. ${f(r.impostor.max)}`);
+  console.log(`rank-1            ${pct(r.rank1)}`);
+  console.log(`EER               ${pct(r.eer)} at ${f4(r.eerThreshold)}`);
+  console.log(`TAR @ FAR 1e-3    ${pct(r.tarAtFar1e3)}`);
+  console.log(`genuine pairs     ${r.genuine.count}: ${f4(r.genuine.min)} .. ${f4(r.genuine.max)}`);
+  console.log(`impostor pairs    ${r.impostor.count}: ${f4(r.impostor.min)} .. ${f4(r.impostor.max)}`);
   console.log(
-    `separated         ${r.separated ? `yes, gap ${f(r.genuine.min - r.impostor.max)}: every genuine pair above every impostor pair` : 'NO'}`,
+    `separated         ${r.separated ? `yes, gap ${f4(r.genuine.min - r.impostor.max)}: every genuine pair above every impostor pair` : 'NO'}`,
   );
-  console.log(`recommended thr.  ${f(r.recommendedThreshold)}`);
+  console.log(`cosine midpoint   ${f4(r.recommendedThreshold)}`);
   return r;
 }
 
-const r = report('every image', samples);
-// What the product compares: enrollment refuses photos below the tenant's quality level (default 0.5).
-const level = TENANT_SETTINGS_DEFAULTS.biometricQualityLevel;
-const refused = samples.filter((s) => s.quality < level);
-report(
-  `images the product would enrol (quality >= ${level}, the default biometricQualityLevel)`,
-  samples.filter((s) => s.quality >= level),
-);
-for (const s of refused)
-  console.log(`  left out         ${path.relative(folder, s.file)}: quality ${s.quality.toFixed(3)}`);
-console.log('');
-console.log('latency (ms, single thread, per image)   p50     p95');
-for (const stage of ['decode', 'detect', 'landmarks', 'align', 'embed', 'quality', 'total'] as const) {
-  const values = timings.map((t) => t[stage]);
-  console.log(
-    `  ${stage.padEnd(38)} ${percentile(values, 50).toFixed(2).padStart(6)} ${percentile(values, 95).toFixed(2).padStart(7)}`,
+const samples: OpenSetSample[] = [];
+const folderResults: FolderResult[] = [];
+for (const folder of present) {
+  const images = await labelledImages(folder);
+  const own: Array<OpenSetSample & { file: string }> = [];
+  const timings: StageTimings[] = [];
+  const failed: string[] = [];
+  for (const { label, file } of images) {
+    try {
+      const result = await analyzer.analyze(await readFile(file));
+      // Identities of different folders stay apart (both could hold an `s1/`).
+      own.push({
+        label: `${path.basename(folder)}/${label}`,
+        embedding: result.embedding,
+        quality: result.quality,
+        file,
+      });
+      timings.push(result.timings);
+    } catch (error) {
+      if (!isFaceEngineError(error)) throw error;
+      failed.push(`${path.relative(folder, file)}: ${error.code}`);
+    }
+  }
+  console.log(`\n=== ${folder}`);
+  console.log(`images            ${images.length} labelled, ${own.length} embedded, ${failed.length} failed`);
+  for (const line of failed) console.log(`  failed          ${line}`);
+  if (own.length === 0) continue;
+  const every = closedSet('every image', own);
+  // What the product compares: enrollment refuses photos below the tenant's quality level (default 0.5).
+  const level = TENANT_SETTINGS_DEFAULTS.biometricQualityLevel;
+  const enrollable = closedSet(
+    `images the product would enrol (quality >= ${level}, the default biometricQualityLevel)`,
+    own.filter((s) => s.quality >= level),
   );
+  for (const s of own.filter((s) => s.quality < level))
+    console.log(`  left out         ${path.relative(folder, s.file)}: quality ${s.quality.toFixed(3)}`);
+  const latencyMs: FolderResult['latencyMs'] = {};
+  console.log('\nlatency (ms, single thread, per image)   p50     p95');
+  for (const stage of ['decode', 'detect', 'landmarks', 'align', 'embed', 'quality', 'total'] as const) {
+    const values = timings.map((t) => t[stage]);
+    latencyMs[stage] = { p50: percentile(values, 50), p95: percentile(values, 95) };
+    console.log(
+      `  ${stage.padEnd(38)} ${latencyMs[stage].p50.toFixed(2).padStart(6)} ${latencyMs[stage].p95.toFixed(2).padStart(7)}`,
+    );
+  }
+  folderResults.push({
+    folder,
+    images: images.length,
+    embedded: own.length,
+    failed,
+    every,
+    enrollable,
+    latencyMs,
+  });
+  samples.push(...own.map(({ label, embedding, quality }) => ({ label, embedding, quality })));
 }
-if (failures.length > 0 || r.rank1 < 1 || !r.separated) process.exitCode = 1;
+await analyzer.release();
+
+// ---- open set, all folders together
+const identities = new Set(samples.map((s) => s.label)).size;
+const impostorCosines: number[] = [];
+for (let i = 0; i < samples.length; i++)
+  for (let j = i + 1; j < samples.length; j++)
+    if (samples[i]!.label !== samples[j]!.label)
+      impostorCosines.push(dot(samples[i]!.embedding, samples[j]!.embedding));
+const priorMean = impostorCosines.reduce((a, b) => a + b, 0) / impostorCosines.length;
+const priorSd = Math.sqrt(
+  impostorCosines.reduce((a, b) => a + (b - priorMean) ** 2, 0) / impostorCosines.length,
+);
+
+console.log(`\n=== open set: ${present.join(' + ')}`);
+console.log(`pooled            ${identities} identities, ${samples.length} images`);
+console.log(
+  `protocol          seed ${SEED}; ${REPEATS} repeats x ${FOLDS} folds of identities (leave-identities-out): each fold in turn`,
+);
+console.log(
+  `                  is the strangers, the others are enrolled with k photos (quality >= ${QUALITY_RULE.below}) whose`,
+);
+console.log(
+  `                  meanEmbedding is the template; their other photos are genuine probes. Product decision: FaceIndex.search`,
+);
+console.log(
+  `                  (${CHECK_IN_CANDIDATES} candidates) then calibrate, best hit >= threshold and of the right identity.`,
+);
+console.log(
+  `impostor cosines  mean ${f4(priorMean)}, sd ${f4(priorSd)} over ${impostorCosines.length} image pairs (IMPOSTOR_PRIOR ${IMPOSTOR_PRIOR.mean}, ${IMPOSTOR_PRIOR.sd})`,
+);
+
+const trials = new Map<string, OpenSetTrial>();
+for (const k of K) {
+  const splits = openSetSplits(samples, {
+    k,
+    folds: FOLDS,
+    repeats: REPEATS,
+    seed: SEED,
+    enrollQuality: QUALITY_RULE.below,
+  });
+  for (const score of ['cosine', 'calibrated'] as const)
+    trials.set(`${score} k=${k}`, runOpenSet(samples, splits, score));
+}
+const trial = (score: 'cosine' | 'calibrated', k: number): OpenSetTrial => trials.get(`${score} k=${k}`)!;
+const plainPairs = new Map([...trials].map(([name, t]) => [name, pairScores(t)]));
+const pairsOf = (score: 'cosine' | 'calibrated', k: number): PairScores => plainPairs.get(`${score} k=${k}`)!;
+
+// ---- 1. per-pair rates
+console.log(
+  `\nper-pair rates (probe vs template; FMR empirical with >= ${MIN_EMPIRICAL_PAIRS} impostor pairs at or above t, else *: exponential tail fitted to the top ${TAIL_SHARE * 100} %)`,
+);
+const perPair: Record<string, unknown> = {};
+for (const [name, pairs] of plainPairs) {
+  const calibrated = name.startsWith('calibrated');
+  const thresholds = calibrated ? CALIBRATED_THRESHOLDS : COSINE_THRESHOLDS;
+  const rows = thresholds.map((t) => pairRates(pairs, t));
+  const fit = pairs.impostor.fit;
+  console.log(
+    `\n${name}: ${pairs.genuine.length} genuine, ${pairs.impostor.pairs} impostor pairs; tail fit from ${f4(fit.from)} (top ${fit.scores}), slope ${fit.slope.toFixed(1)}${calibrated ? ' (calibration that holds: 23.0)' : ''}`,
+  );
+  console.log(
+    `  threshold   FMR        pairs>=t   FNMR${calibrated ? '       predicted FMR 10^(-10 t)' : ''}`,
+  );
+  for (const r of rows) {
+    console.log(
+      `  ${r.threshold.toFixed(2).padEnd(11)} ${`${sci(r.fmr)}${r.fmrMethod === 'tail fit' ? '*' : ''}`.padEnd(10)} ${String(r.impostorPairsAtOrAbove).padEnd(10)} ${pct(r.fnmr).padEnd(10)}${calibrated ? ` ${sci(falseMatchRateAt(r.threshold))}` : ''}`,
+    );
+  }
+  perPair[name] = {
+    genuinePairs: pairs.genuine.length,
+    impostorPairs: pairs.impostor.pairs,
+    tailFit: fit,
+    rows,
+  };
+}
+
+// ---- 2. open-set figures at the default settings
+const methodNote =
+  'FPIR(N) = 1 - (1 - r(t))^N, r(t) the per-pair impostor rate of the decision score; FNIR(N) = FNMR(t) + mean over ' +
+  'genuine probes above t of 1 - (1 - r(own score - margin))^(N - 1); scores taken as independent';
+console.log(
+  `\nopen set at the default settings: calibrated score >= ${DEFAULT_MATCH_THRESHOLD} (DEFAULT_MATCH_THRESHOLD)`,
+);
+console.log(`  extrapolated: ${methodNote}`);
+const defaultRule: DecisionRule = { threshold: DEFAULT_MATCH_THRESHOLD };
+const defaultsReport: Record<string, unknown> = {};
+for (const k of K) {
+  const t = trial('calibrated', k);
+  const pairs = pairsOf('calibrated', k);
+  const measured = measureOpenSet(t, defaultRule);
+  const extrapolated = extrapolateOpenSet(pairs, defaultRule, [Math.round(measured.gallery), ...SIZES]);
+  const method = pairs.admitted.method(DEFAULT_MATCH_THRESHOLD);
+  console.log(
+    `\n  k=${k}: measured in galleries of ${measured.gallery.toFixed(1)} people: FPIR ${pct(measured.fpir)} (${measured.strangersAdmitted} of ${measured.strangers} strangers), FNIR ${pct(measured.fnir)} (${measured.genuineMissed} of ${measured.genuineProbes})`,
+  );
+  console.log(
+    `  gallery N     FPIR        FNIR        (r(t) = ${sci(pairs.admitted.rate(DEFAULT_MATCH_THRESHOLD))}, ${method})`,
+  );
+  for (const e of extrapolated) {
+    console.log(
+      `  ${String(e.n).padEnd(13)} ${pct(e.fpir).padEnd(11)} ${pct(e.fnir).padEnd(11)} extrapolated`,
+    );
+  }
+  defaultsReport[`k=${k}`] = {
+    measured,
+    perPairRate: pairs.admitted.rate(DEFAULT_MATCH_THRESHOLD),
+    perPairRateMethod: method,
+    extrapolated: extrapolated.map((e) => ({ ...e, extrapolated: true })),
+  };
+}
+
+// ---- 3. strategies, each on its own
+const calibratedRate = pairsOf('calibrated', 1).admitted.rate(DEFAULT_MATCH_THRESHOLD);
+const matchedCosine = thresholdForRate(pairsOf('cosine', 1).impostor, calibratedRate, 0, 1);
+interface Strategy {
+  readonly name: string;
+  readonly score: 'cosine' | 'calibrated';
+  readonly k: number;
+  readonly rule: DecisionRule;
+}
+const strategies: Strategy[] = [
+  {
+    name: `cosine k=1, t=${OLD_COSINE_THRESHOLD} (before)`,
+    score: 'cosine',
+    k: 1,
+    rule: { threshold: OLD_COSINE_THRESHOLD },
+  },
+  {
+    name: `cosine k=1, t=${matchedCosine.toFixed(3)} (same r(t))`,
+    score: 'cosine',
+    k: 1,
+    rule: { threshold: matchedCosine },
+  },
+  { name: `calibrated k=1, t=${DEFAULT_MATCH_THRESHOLD}`, score: 'calibrated', k: 1, rule: defaultRule },
+  { name: `calibrated k=3, t=${DEFAULT_MATCH_THRESHOLD}`, score: 'calibrated', k: 3, rule: defaultRule },
+  {
+    name: `calibrated k=1 + margin ${MARGIN}`,
+    score: 'calibrated',
+    k: 1,
+    rule: { ...defaultRule, margin: MARGIN },
+  },
+  {
+    name: `calibrated k=1 + quality < ${QUALITY_RULE.below}: +${QUALITY_RULE.penalty}`,
+    score: 'calibrated',
+    k: 1,
+    rule: { ...defaultRule, quality: QUALITY_RULE },
+  },
+];
+console.log(`\nstrategies (each on its own; N = 1,000 and 10,000 extrapolated as above, with the margin:`);
+console.log(`  FPIR(N) = N * integral over x >= t of dF(x) (1 - r(x - margin))^(N - 1))`);
+console.log(
+  `  ${'strategy'.padEnd(44)} ${'measured N~48: FPIR / FNIR'.padEnd(28)} ${'N=1,000: FPIR / FNIR'.padEnd(24)} N=10,000: FPIR / FNIR`,
+);
+const strategyReport = strategies.map((s) => {
+  const t = trial(s.score, s.k);
+  const pairs = s.rule.quality ? pairScores(t, s.rule) : pairsOf(s.score, s.k);
+  const measured = measureOpenSet(t, s.rule);
+  const [at1000, at10000] = extrapolateOpenSet(pairs, s.rule, [1_000, 10_000]);
+  console.log(
+    `  ${s.name.padEnd(44)} ${`${pct(measured.fpir)} / ${pct(measured.fnir)}`.padEnd(28)} ${`${pct(at1000!.fpir)} / ${pct(at1000!.fnir)}`.padEnd(24)} ${pct(at10000!.fpir)} / ${pct(at10000!.fnir)}`,
+  );
+  return { ...s, measured, extrapolated: { 1000: at1000, 10000: at10000 }, pairs };
+});
+
+// ---- targets of issue 11, at the default settings
+const faces = folderResults.find((r) => path.basename(r.folder) === 'faces');
+const targets = K.flatMap((k) => {
+  const ext = extrapolateOpenSet(pairsOf('calibrated', k), defaultRule, [1_000, 10_000]);
+  return [
+    {
+      target: `k=${k}: FPIR <= 1 % and FNIR <= 1 % at 1,000`,
+      met: ext[0]!.fpir <= 0.01 && ext[0]!.fnir <= 0.01,
+    },
+    {
+      target: `k=${k}: FPIR <= 1 % and FNIR <= 2 % at 10,000`,
+      met: ext[1]!.fpir <= 0.01 && ext[1]!.fnir <= 0.02,
+    },
+  ];
+});
+if (faces) targets.push({ target: 'rank-1 100 % on ../shared/faces', met: faces.every.rank1 === 1 });
+console.log('\ntargets (issue 11, default settings, extrapolated)');
+for (const t of targets) console.log(`  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}`);
+
+// Which calibrated thresholds would meet both gallery targets, per k (for choosing the default).
+const thresholdsMeetingTargets = K.map((k) => {
+  const pairs = pairsOf('calibrated', k);
+  const meeting = Array.from({ length: 61 }, (_, i) => (30 + i) / 100).filter((t) => {
+    const [at1000, at10000] = extrapolateOpenSet(pairs, { threshold: t }, [1_000, 10_000]);
+    return at1000!.fpir <= 0.01 && at1000!.fnir <= 0.01 && at10000!.fpir <= 0.01 && at10000!.fnir <= 0.02;
+  });
+  const range: [number, number] | null = meeting.length ? [meeting[0]!, meeting[meeting.length - 1]!] : null;
+  console.log(
+    `  k=${k}: calibrated thresholds meeting both gallery targets: ${range ? `${range[0].toFixed(2)} .. ${range[1].toFixed(2)} (steps of 0.01)` : 'none in 0.30 .. 0.90'}`,
+  );
+  return { k, range };
+});
+
+// ---- JSON and DET plot
+const generatedAt = new Date().toISOString();
+const report = {
+  generatedAt,
+  command: `pnpm --filter @portico/face-engine eval${given.length ? ` ${given.join(' ')}` : ''}`,
+  modelId: EMBEDDING_MODEL_ID,
+  folders: folderResults,
+  absent: folders.filter((f) => !present.includes(f)),
+  openSet: {
+    identities,
+    images: samples.length,
+    protocol: {
+      seed: SEED,
+      repeats: REPEATS,
+      folds: FOLDS,
+      k: K,
+      enrollQuality: QUALITY_RULE.below,
+      template: 'meanEmbedding of the k enrollment photos',
+      decision: `FaceIndex.search (${CHECK_IN_CANDIDATES} candidates) then FaceIndex.calibrate; best hit >= threshold and the right identity`,
+      calibration: { impostorPrior: IMPOSTOR_PRIOR, priorWeight: PRIOR_WEIGHT, cohortSize: COHORT_SIZE },
+      extrapolation: `${methodNote}. r(t) empirical with >= ${MIN_EMPIRICAL_PAIRS} impostor pairs at or above t, else an exponential tail fitted (maximum likelihood) to the top ${TAIL_SHARE * 100} % of impostor scores.`,
+    },
+    impostorCosine: { mean: priorMean, sd: priorSd, pairs: impostorCosines.length },
+    perPair,
+    defaults: { threshold: DEFAULT_MATCH_THRESHOLD, ...defaultsReport },
+    strategies: strategyReport.map(({ pairs: _pairs, ...s }) => s),
+    targets,
+    thresholdsMeetingTargets,
+  },
+};
+await mkdir(path.dirname(jsonPath), { recursive: true });
+await writeFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+
+const GRID = 160;
+function sweep(low: number, high: number): number[] {
+  return Array.from({ length: GRID + 1 }, (_, i) => low + ((high - low) * i) / GRID);
+}
+// One colour per strategy in both panels.
+const COLOURS: Record<string, number> = {
+  'cosine k=1': 0,
+  'calibrated k=1': 1,
+  'calibrated k=3': 2,
+  margin: 3,
+  quality: 4,
+  'cosine k=3': 6,
+};
+const perPairCurves: Curve[] = [...plainPairs].map(([name, pairs]) => ({
+  name,
+  colour: COLOURS[name]!,
+  points: sweep(0, 1).map((t) => {
+    const r = pairRates(pairs, t);
+    return { x: r.fmr, y: r.fnmr, dashed: r.fmrMethod === 'tail fit' };
+  }),
+  markers: (name.startsWith('cosine') ? [OLD_COSINE_THRESHOLD] : [DEFAULT_MATCH_THRESHOLD]).map((t) => {
+    const r = pairRates(pairs, t);
+    return { x: r.fmr, y: r.fnmr, label: `t=${t}` };
+  }),
+}));
+const openSetCurves: Curve[] = strategyReport
+  .filter((s, i) => i !== 1) // the matched cosine threshold is a point on the cosine line
+  .map((s) => {
+    const line = (rule: DecisionRule) => extrapolateOpenSet(s.pairs, rule, [1_000])[0]!;
+    const points = sweep(0.2, 1).map((t) => {
+      const e = line({ ...s.rule, threshold: t });
+      return { x: e.fpir, y: e.fnir, dashed: s.pairs.admitted.method(t) === 'tail fit' };
+    });
+    const marks = s.score === 'cosine' ? [OLD_COSINE_THRESHOLD, matchedCosine] : [s.rule.threshold];
+    const name = s.score === 'cosine' ? 'cosine k=1' : s.name.replace(`, t=${DEFAULT_MATCH_THRESHOLD}`, '');
+    return {
+      name,
+      colour: s.rule.margin ? COLOURS.margin! : s.rule.quality ? COLOURS.quality! : COLOURS[name]!,
+      points,
+      markers: marks.map((t) => {
+        const e = line({ ...s.rule, threshold: t });
+        return { x: e.fpir, y: e.fnir, label: `t=${Number(t.toFixed(3))}` };
+      }),
+    };
+  });
+const svg = detSvg({
+  title: `Face engine DET curves (${identities} identities, ${samples.length} images; ${generatedAt.slice(0, 10)})`,
+  panels: [
+    {
+      title: 'Per pair: probe vs one template',
+      xLabel: 'false-match rate (FMR)',
+      yLabel: 'false-non-match rate (FNMR)',
+      xRange: [1e-8, 1],
+      yRange: [1e-4, 1],
+      curves: perPairCurves,
+    },
+    {
+      title: 'Open set, 1,000 people enrolled (extrapolated)',
+      xLabel: 'strangers admitted (FPIR)',
+      yLabel: 'enrolled refused or misidentified (FNIR)',
+      xRange: [1e-6, 1],
+      yRange: [1e-4, 1],
+      curves: openSetCurves,
+    },
+  ],
+  note: 'dashed: impostor rate beyond the data (exponential tail fit; the step where it starts is the fit error); a rate of 0 is drawn on the axis; dots: operating points',
+});
+await mkdir(path.dirname(pngPath), { recursive: true });
+await sharp(Buffer.from(svg)).png().toFile(pngPath);
+console.log(
+  `\nwritten           ${path.relative(callerDir, jsonPath)}, ${path.relative(callerDir, pngPath)}`,
+);
+console.log(`elapsed           ${((performance.now() - started) / 1000).toFixed(1)} s`);
+if (folderResults.some((r) => r.failed.length > 0)) process.exitCode = 1;
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}

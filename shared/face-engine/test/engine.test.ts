@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   cosineSimilarity,
   createFaceEngine,
-  DEFAULT_MATCH_THRESHOLD,
   EMBEDDING_MODEL_ID,
   FaceEngineError,
   FETCH_COMMAND,
@@ -19,6 +18,9 @@ import { Analyzer } from '../src/analyzer.js';
 import { DEFAULT_LIMITS } from '../src/decode.js';
 import { loadVerifiedModels } from '../src/models/model-store.js';
 import { codeOf, registryPhotos } from './fixtures.js';
+
+/** Cosine midpoint between the genuine and impostor pairs of ../shared/faces (README, Evaluation). */
+const COSINE_MIDPOINT = 0.39;
 
 let engine: FaceEngine;
 let photos: Map<string, Buffer>;
@@ -149,14 +151,15 @@ describe('analyze on the registry group photos', () => {
     }
   });
 
-  // The other people in these photos are not all below DEFAULT_MATCH_THRESHOLD (one pair in sample3
-  // scores 0.45, see README), so the assertion is the margin between the same and other people.
+  // The other people in these photos are not all below the cosine midpoint of ../shared/faces (0.39:
+  // one pair in sample3 scores 0.45, see README), so the assertion is the margin between the same
+  // and other people, on the raw cosine.
   it('scores the same person across a re-cropped, half-size re-encoded capture far above the others', async () => {
     for (const name of ['sample3.jpg', 'sample6.jpg']) {
       const original = results.get(name)!;
       const again = await engine.analyze(await faceCrop(name, 0.6, 0.5));
       const same = cosineSimilarity(original.embedding, again.embedding);
-      expect(same, name).toBeGreaterThan(DEFAULT_MATCH_THRESHOLD + 0.2);
+      expect(same, name).toBeGreaterThan(COSINE_MIDPOINT + 0.2);
       for (const other of original.otherFaces) {
         const otherCrop = await sharp(photos.get(name)!)
           .extract({
