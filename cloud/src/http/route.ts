@@ -42,6 +42,8 @@ export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unkn
   params?: P;
   query?: Q;
   body?: B;
+  /** A file upload instead of a JSON body: documented as multipart/form-data; the handler reads `req`. */
+  upload?: Schema;
   /** Success responses by status. Error responses are documented from `errors` and the route's shape. */
   responses: Record<number, ResponseDoc>;
   /** Error codes this route can answer with beyond the ones implied by auth and validation. */
@@ -281,6 +283,8 @@ function toOpenApi(def: RouteDef): RouteConfig {
       required: !bodyIsOptional(def),
       content: { 'application/json': { schema: def.body as Schema } },
     };
+  if (def.upload)
+    request.body = { required: true, content: { 'multipart/form-data': { schema: def.upload } } };
   return {
     method: def.method,
     path: def.path,

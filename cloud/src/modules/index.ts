@@ -9,6 +9,7 @@ import { tenantRoutes } from './tenants/routes.js';
 import { personRoutes } from './persons/routes.js';
 import { onboardingRoutes } from './onboarding/routes.js';
 import { eventRoutes } from './events/routes.js';
+import { guestRoutes } from './guests/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -20,5 +21,6 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...onboardingRoutes(deps),
     ...checkinRoutes(deps),
     ...eventRoutes(deps),
+    ...guestRoutes(deps),
   ];
 }

@@ -1,23 +1,15 @@
 // Wire types of events and their guests (contract 4.7, 4.8, and the link check-in of 4.6): the admin
 // records, the public views by token (branding, confirmed list, guest by token) and the guest import.
 // Public views never carry document number, phone, birth date, e-mail or biometric data.
-import { Id, PageQuery, pageOf, Timestamp } from './common.js';
+import { Id, PageQuery, pageOf, queryNumber, Text, Timestamp } from './common.js';
 import { GeoPoint } from './checkin.js';
 import { CheckinMethod } from './events.js';
 import { z } from './zod.js';
 
-/** Trimmed text without control characters (NUL included): stored and shown as-is on public pages. */
-const text = (max: number) =>
-  z
-    .string()
-    .trim()
-    .min(1)
-    .max(max)
-    .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, 'must not contain control characters');
+/** Trimmed caller text (the shared `Text`: no NUL, no unpaired surrogates). */
+const text = (max: number) => Text.trim().min(1).max(max);
 
-const TimeZone = z
-  .string()
-  .max(64)
+const TimeZone = Text.max(64)
   .refine((tz) => {
     try {
       new Intl.DateTimeFormat('en', { timeZone: tz });
@@ -228,7 +220,7 @@ export const EventDeleted = z
   })
   .openapi('EventDeleted');
 
-export const EventTokenParams = z.object({ token: z.string().min(16).max(128) });
+export const EventTokenParams = z.object({ token: Text.min(16).max(128) });
 
 export const PublicBranding = z
   .object({
@@ -324,13 +316,7 @@ export type Guest = z.infer<typeof Guest>;
 export const EventGuestParams = z.object({ id: Id, guestId: Id });
 
 export const GuestListQuery = PageQuery.extend({
-  q: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
-    .openapi({ description: 'Case-insensitive substring of name, e-mail or document.' }),
+  q: text(200).optional().openapi({ description: 'Case-insensitive substring of name, e-mail or document.' }),
   status: GuestStatus.optional(),
 });
 export type GuestListQuery = z.infer<typeof GuestListQuery>;
@@ -338,8 +324,8 @@ export type GuestListQuery = z.infer<typeof GuestListQuery>;
 export const GuestList = pageOf(Guest).openapi('GuestList', { description: 'By name, then id.' });
 
 export const PublicGuestParams = z.object({
-  eventToken: z.string().min(16).max(128),
-  guestToken: z.string().min(16).max(128),
+  eventToken: Text.min(16).max(128),
+  guestToken: Text.min(16).max(128),
 });
 
 export const PublicGuest = z
@@ -355,13 +341,13 @@ export const PublicGuest = z
   });
 
 export const ConfirmedListQuery = z.object({
-  since: z
-    .string()
-    .regex(/^\d{1,19}$/)
+  since: Text.regex(/^\d{1,19}$/)
     .optional()
     .openapi({ description: 'A `checkpoint` from an earlier fetch: only changes after it (with removals).' }),
-  cursor: z.string().max(512).optional().openapi({ description: '`nextCursor` of the previous page.' }),
-  limit: z.coerce.number().int().min(1).max(2000).default(1000),
+  cursor: Text.max(512).optional().openapi({ description: '`nextCursor` of the previous page.' }),
+  limit: queryNumber(z.number().int().min(1).max(5000))
+    .default(1000)
+    .openapi({ description: 'Page size, 1 to 5,000 (default 1,000).' }),
 });
 
 export const ConfirmedGuest = z
@@ -391,7 +377,7 @@ export const ConfirmedList = z
 
 export const ConfirmResult = PublicGuest.openapi('ConfirmResult');
 
-export const LinkCheckinParams = z.object({ token: z.string().min(16).max(128) });
+export const LinkCheckinParams = z.object({ token: Text.min(16).max(128) });
 
 export const LinkCheckinResult = z
   .object({
@@ -408,6 +394,18 @@ export const LinkCheckinResult = z
 
 export const GUEST_IMPORT_MAX_ROWS = 20_000;
 
+export const GuestImportUpload = z
+  .object({
+    file: z.string().openapi({
+      format: 'binary',
+      description:
+        'CSV (comma, semicolon or tab separated, UTF-8) or XLSX (first sheet), at most 10 MB. Row 1 is the ' +
+        'header: name (required; also "full name", "nome"), email, phone, document, birthDate (YYYY-MM-DD); ' +
+        'other columns are ignored.',
+    }),
+  })
+  .openapi('GuestImportUpload');
+
 export const GuestImportResult = z
   .object({
     created: z.number().int(),
@@ -418,12 +416,9 @@ export const GuestImportResult = z
         row: z.number().int().openapi({ description: 'Spreadsheet row number (the header is row 1).' }),
         status: z.enum(['created', 'duplicate', 'failed']),
         guestId: Id.optional(),
-        duplicateOf: z
-          .string()
-          .optional()
-          .openapi({
-            description: 'Row number or guest id the duplicate repeats (same e-mail or document).',
-          }),
+        duplicateOf: z.string().optional().openapi({
+          description: 'Row number or guest id the duplicate repeats (same e-mail or document).',
+        }),
         errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       }),
     ),
@@ -450,13 +445,21 @@ export const InviteResult = z
     sent: z.number().int(),
     skipped: z.number().int(),
     failed: z.number().int(),
+    remaining: z.number().int().openapi({
+      description: 'Without `guestIds`: guests still to mail beyond this call’s batch (call again).',
+    }),
     results: z.array(
       z.object({
         guestId: Id,
         status: z.enum(['sent', 'skipped', 'failed']),
-        reason: z.string().optional().openapi({
-          description: '`already_invited`, `no_email`, `not_found`, `checked_in`, or the mail error.',
-        }),
+        reason: z
+          .string()
+          .optional()
+          .openapi({
+            description:
+              'Skipped: `already_invited`, `recently_sent` (reinvite within an hour), `no_email`, `declined`, ' +
+              '`checked_in`, `not_found`, `in_progress` (another call is mailing them). Failed: the mail error.',
+          }),
       }),
     ),
   })

@@ -1,0 +1,296 @@
+// Guest import: one uploaded spreadsheet (multipart field `file`, CSV or XLSX), a header row mapped to
+// guest fields, each row checked on its own and reported. Rows are written in chunks, each in a short
+// transaction under the event's lock, so an import of thousands never holds the lock for long.
+import busboy from 'busboy';
+import { parse as parseCsv } from 'csv-parse/sync';
+import ExcelJS from 'exceljs';
+import type { Request } from 'express';
+import { GUEST_IMPORT_MAX_ROWS, GuestFields, type z } from '@portico/contract';
+import type { AppDeps } from '../../deps.js';
+import { AppError, invalidFields } from '../../http/errors.js';
+import { toFieldErrors } from '../../http/route.js';
+import { newId } from '../../infra/db/index.js';
+import { recordAudit } from '../audit/record.js';
+import { findEvent, type AdminContext } from '../events/service.js';
+import { lockEvent, newGuestTokens } from './service.js';
+
+export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
+const CHUNK = 1000;
+
+type Field = keyof z.infer<typeof GuestFields>;
+
+/** Header spellings (lower-case, letters and digits only) -> field. */
+const HEADERS: Record<string, Field> = {
+  name: 'name',
+  fullname: 'name',
+  nome: 'name',
+  nombre: 'name',
+  guest: 'name',
+  email: 'email',
+  emailaddress: 'email',
+  mail: 'email',
+  phone: 'phone',
+  phonenumber: 'phone',
+  mobile: 'phone',
+  telefone: 'phone',
+  telefono: 'phone',
+  document: 'document',
+  documentnumber: 'document',
+  documento: 'document',
+  doc: 'document',
+  idnumber: 'document',
+  cpf: 'document',
+  birthdate: 'birthDate',
+  dateofbirth: 'birthDate',
+  dob: 'birthDate',
+  nascimento: 'birthDate',
+  datanascimento: 'birthDate',
+};
+
+const headerKey = (h: string) =>
+  h
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '');
+
+interface Upload {
+  filename: string;
+  mimeType: string;
+  data: Buffer;
+}
+
+/** Reads the one file of a multipart/form-data request (field `file`), refusing anything larger than the limit. */
+export function readUpload(req: Request): Promise<Upload> {
+  if (!req.is('multipart/form-data')) {
+    return Promise.reject(
+      new AppError(
+        415,
+        'unsupported_media_type',
+        'Send the spreadsheet as multipart/form-data, field `file`',
+      ),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    let upload: Upload | null = null;
+    let failure: AppError | null = null;
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: UPLOAD_MAX_BYTES, fields: 10 } });
+    } catch {
+      reject(new AppError(400, 'validation_failed', 'The multipart body has no usable boundary'));
+      return;
+    }
+    parser.on('file', (field, stream, info) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('limit', () => {
+        failure = new AppError(413, 'payload_too_large', `The file is larger than ${UPLOAD_MAX_BYTES} bytes`);
+      });
+      stream.on('end', () => {
+        if (field === 'file' && !upload) {
+          upload = { filename: info.filename ?? '', mimeType: info.mimeType, data: Buffer.concat(chunks) };
+        }
+      });
+    });
+    parser.on('error', () =>
+      reject(new AppError(400, 'validation_failed', 'The multipart body is malformed')),
+    );
+    parser.on('close', () => {
+      if (failure) reject(failure);
+      else if (!upload)
+        reject(invalidFields([{ path: 'body.file', message: 'a file field named `file` is required' }]));
+      else resolve(upload);
+    });
+    req.pipe(parser);
+  });
+}
+
+const XLSX_TYPES = new Set([
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/octet-stream',
+]);
+
+function kindOf(upload: Upload): 'csv' | 'xlsx' {
+  const name = upload.filename.toLowerCase();
+  // An XLSX file is a ZIP archive: its first bytes say so whatever its name.
+  if (upload.data.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) {
+    if (name.endsWith('.xlsx') || XLSX_TYPES.has(upload.mimeType) || !name.endsWith('.csv')) return 'xlsx';
+  }
+  if (name.endsWith('.csv') || /^text\/(csv|plain)$/.test(upload.mimeType)) return 'csv';
+  throw new AppError(400, 'unsupported_file', 'Upload a CSV (.csv) or Excel (.xlsx) file');
+}
+
+function csvRows(data: Buffer): string[][] {
+  try {
+    return parseCsv(data, {
+      bom: true,
+      delimiter: [',', ';', '\t'],
+      relax_column_count: true,
+      skip_empty_lines: true,
+      trim: true,
+    }) as string[][];
+  } catch (error) {
+    throw new AppError(400, 'unsupported_file', `The CSV file cannot be read: ${(error as Error).message}`);
+  }
+}
+
+function cellText(value: ExcelJS.CellValue): string {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Date) return value.toISOString().slice(0, 10);
+  if (typeof value === 'object') {
+    if ('richText' in value) return value.richText.map((r) => r.text).join('');
+    if ('text' in value) return String(value.text);
+    if ('result' in value) return cellText(value.result as ExcelJS.CellValue);
+    return '';
+  }
+  return String(value);
+}
+
+async function xlsxRows(data: Buffer): Promise<string[][]> {
+  const book = new ExcelJS.Workbook();
+  try {
+    await book.xlsx.load(data as unknown as ArrayBuffer);
+  } catch {
+    throw new AppError(400, 'unsupported_file', 'The XLSX file cannot be read');
+  }
+  const sheet = book.worksheets[0];
+  if (!sheet) return [];
+  const rows: string[][] = [];
+  sheet.eachRow({ includeEmpty: false }, (row) => {
+    const values = row.values as ExcelJS.CellValue[];
+    rows.push(values.slice(1).map((v) => cellText(v).trim()));
+  });
+  return rows;
+}
+
+export interface ImportRowReport {
+  row: number;
+  status: 'created' | 'duplicate' | 'failed';
+  guestId?: string;
+  duplicateOf?: string;
+  errors?: { path: string; message: string }[];
+}
+
+export function createGuestImport(deps: Pick<AppDeps, 'db' | 'clock'>) {
+  const { prisma } = deps.db;
+
+  return {
+    async importFile(ctx: AdminContext, eventId: string, upload: Upload) {
+      const event = await findEvent(prisma, ctx.tenantId, eventId);
+      const table = kindOf(upload) === 'csv' ? csvRows(upload.data) : await xlsxRows(upload.data);
+      const [header, ...body] = table;
+      if (!header) throw invalidFields([{ path: 'body.file', message: 'the file has no header row' }]);
+      const columns = header.map((h) => HEADERS[headerKey(h)] ?? null);
+      if (!columns.includes('name')) {
+        throw invalidFields([
+          { path: 'body.file', message: 'the header row needs a name column (name, full name, nome)' },
+        ]);
+      }
+      if (body.length > GUEST_IMPORT_MAX_ROWS) {
+        throw new AppError(
+          400,
+          'too_many_rows',
+          `At most ${GUEST_IMPORT_MAX_ROWS} rows per file; got ${body.length}`,
+          {
+            extra: { maxRows: GUEST_IMPORT_MAX_ROWS, rows: body.length },
+          },
+        );
+      }
+
+      // What the event's list already holds, and what earlier rows of this file claimed.
+      const existing = await prisma.guest.findMany({
+        where: { eventId: event.id, deletedAt: null },
+        select: { id: true, email: true, document: true },
+      });
+      const seen = new Map<string, string>();
+      for (const g of existing) {
+        if (g.email) seen.set(`e:${g.email.toLowerCase()}`, g.id);
+        if (g.document) seen.set(`d:${g.document}`, g.id);
+      }
+
+      const reports: ImportRowReport[] = [];
+      const accepted: { report: ImportRowReport; data: z.infer<typeof GuestFields> }[] = [];
+      for (const [i, cells] of body.entries()) {
+        const row = i + 2;
+        const raw: Record<string, string> = {};
+        columns.forEach((field, c) => {
+          const value = cells[c]?.trim();
+          if (field && value) raw[field] = value;
+        });
+        const parsed = GuestFields.safeParse(raw);
+        if (!parsed.success) {
+          reports.push({ row, status: 'failed', errors: toFieldErrors(parsed.error, `rows.${row}`) });
+          continue;
+        }
+        const keys = [
+          parsed.data.email ? `e:${parsed.data.email.toLowerCase()}` : null,
+          parsed.data.document ? `d:${parsed.data.document}` : null,
+        ].filter((k): k is string => k !== null);
+        const repeated = keys.map((k) => seen.get(k)).find((v) => v !== undefined);
+        if (repeated) {
+          reports.push({ row, status: 'duplicate', duplicateOf: repeated });
+          continue;
+        }
+        for (const k of keys) seen.set(k, `row ${row}`);
+        const report: ImportRowReport = { row, status: 'created', guestId: newId() };
+        reports.push(report);
+        accepted.push({ report, data: parsed.data });
+      }
+
+      for (let startAt = 0; startAt < accepted.length; startAt += CHUNK) {
+        const chunk = accepted.slice(startAt, startAt + CHUNK);
+        const now = deps.clock.now();
+        try {
+          await prisma.$transaction(async (tx) => {
+            // Each chunk re-checks the event (it may have been deleted meanwhile) under its lock.
+            await lockEvent(tx, ctx.tenantId, event.id);
+            await tx.guest.createMany({
+              data: chunk.map(({ report, data }) => ({
+                id: report.guestId!,
+                tenantId: ctx.tenantId,
+                eventId: event.id,
+                name: data.name,
+                email: data.email ?? null,
+                phone: data.phone ?? null,
+                document: data.document ?? null,
+                birthDate: data.birthDate ? new Date(`${data.birthDate}T00:00:00.000Z`) : null,
+                status: 'pending',
+                ...newGuestTokens(),
+                createdAt: now,
+                updatedAt: now,
+              })),
+            });
+          });
+        } catch (error) {
+          if (error instanceof AppError && error.status === 404) {
+            for (const { report } of accepted.slice(startAt)) {
+              report.status = 'failed';
+              delete report.guestId;
+              report.errors = [
+                { path: `rows.${report.row}`, message: 'the event was deleted during the import' },
+              ];
+            }
+            break;
+          }
+          throw error;
+        }
+      }
+
+      const count = (s: ImportRowReport['status']) => reports.filter((r) => r.status === s).length;
+      const summary = { created: count('created'), duplicates: count('duplicate'), failed: count('failed') };
+      await recordAudit(prisma, {
+        tenantId: ctx.tenantId,
+        actorType: ctx.actorType,
+        actorId: ctx.actorId,
+        action: 'guest.imported',
+        targetType: 'event',
+        targetId: event.id,
+        metadata: { rows: body.length, ...summary, file: upload.filename.slice(0, 200) },
+        ip: ctx.ip,
+        requestId: ctx.requestId,
+      });
+      return { ...summary, results: reports };
+    },
+  };
+}

@@ -1,0 +1,313 @@
+import {
+  ConfirmedList,
+  ConfirmedListQuery,
+  ConfirmResult,
+  CreateGuestRequest,
+  EventGuestParams,
+  EventTokenParams,
+  GUEST_IMPORT_MAX_ROWS,
+  Guest,
+  GuestImportResult,
+  GuestImportUpload,
+  GuestList,
+  GuestListQuery,
+  IdParams,
+  InviteRequest,
+  InviteResult,
+  LinkCheckinParams,
+  LinkCheckinResult,
+  PublicGuest,
+  PublicGuestParams,
+  UpdateGuestRequest,
+} from '@portico/contract';
+import type { Request } from 'express';
+import type { AppDeps } from '../../deps.js';
+import { requestMeta } from '../../http/request-context.js';
+import { defineRoute } from '../../http/route.js';
+import { personContextOf } from '../persons/routes.js';
+import { createGuestImport, readUpload } from './import.js';
+import { createInvitations, INVITE_BATCH } from './invitations.js';
+import { createGuestService } from './service.js';
+
+const TAG = 'Guests';
+const AUTH = ['apiKey', 'adminSession'] as const;
+const WHO = 'Integrator API key or tenant admin session; always within the caller’s tenant. ';
+const NEVER = 'Never document number, phone, birth date, e-mail or biometric data. ';
+
+/** HEAD, a browser prefetch or a link preview: a link visit no person made, which records nothing. */
+function isPreview(req: Request): boolean {
+  if (req.method === 'HEAD') return true;
+  const purpose = ['purpose', 'sec-purpose', 'x-purpose', 'x-moz'].map((h) => req.get(h) ?? '').join(' ');
+  return /prefetch|prerender|preview/i.test(purpose);
+}
+
+export function guestRoutes(deps: AppDeps) {
+  const guests = createGuestService(deps);
+  const importer = createGuestImport(deps);
+  const invitations = createInvitations(deps);
+  const notFound = {
+    status: 404,
+    code: 'not_found',
+    description: 'no such event (or guest) in the caller’s tenant',
+  } as const;
+  const duplicate = {
+    status: 409,
+    code: 'duplicate_guest',
+    description: 'another guest of the event has this e-mail, document or person (`guestId` names it)',
+  } as const;
+  const full = {
+    status: 409,
+    code: 'event_full',
+    description: 'confirming would exceed the event capacity',
+  } as const;
+  const limited = {
+    status: 429,
+    code: 'rate_limited',
+    description: 'too many calls; see Retry-After',
+  } as const;
+  const inviteDoc = (kind: 'invite' | 'reinvite') =>
+    `${WHO}Mails each guest their personal confirmation link (\`PUBLIC_URL/e/{eventToken}/g/{guestToken}\`, ` +
+    'a page of the person portal) and check-in link (`PUBLIC_URL/v1/public/checkin/link/{token}`). ' +
+    (kind === 'invite'
+      ? 'Without `guestIds`: every `pending` guest with an e-mail. A guest is invited once: a guest already ' +
+        'invited is skipped (`already_invited`), also under concurrent calls. '
+      : 'Without `guestIds`: every `invited` guest who has not answered. The same guest is mailed again at ' +
+        'most once an hour (`recently_sent`). ') +
+    `At most ${INVITE_BATCH} guests per call (\`remaining\` says how many are left); 20 calls per event in 10 ` +
+    'minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as ' +
+    '`lastInviteError`), never as a 500.';
+
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{id}/guests',
+      operationId: 'listGuests',
+      summary: 'List the guests of an event',
+      description: `${WHO}By name, cursor pages; \`q\` searches name, e-mail and document; \`status\` filters.`,
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      query: GuestListQuery,
+      responses: { 200: { description: 'A page of guests', schema: GuestList } },
+      errors: [notFound],
+      handler: async ({ actor, params, query, req, res }) => ({
+        status: 200,
+        body: await guests.list(personContextOf(actor, req, res), params.id, query),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/events/{id}/guests',
+      operationId: 'createGuest',
+      summary: 'Add a guest to an event',
+      description:
+        `${WHO}With \`personId\` the guest is linked to a person of the tenant: that person's facial, QR or ` +
+        'manual check-in at this event checks the guest in.',
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      body: CreateGuestRequest,
+      responses: { 201: { description: 'Created', schema: Guest } },
+      errors: [notFound, duplicate, full],
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 201,
+        body: await guests.create(personContextOf(actor, req, res), params.id, body),
+      }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/events/{id}/guests/{guestId}',
+      operationId: 'updateGuest',
+      summary: 'Update a guest (or link it to a person)',
+      description: `${WHO}Only the fields sent change; \`personId: null\` unlinks.`,
+      tag: TAG,
+      auth: AUTH,
+      params: EventGuestParams,
+      body: UpdateGuestRequest,
+      responses: { 200: { description: 'The updated guest', schema: Guest } },
+      errors: [notFound, duplicate, full],
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await guests.update(personContextOf(actor, req, res), params.id, params.guestId, body),
+      }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/events/{id}/guests/{guestId}',
+      operationId: 'deleteGuest',
+      summary: 'Remove a guest',
+      description:
+        `${WHO}The guest leaves the list (confirmed lists report the removal); its e-mail, phone, document ` +
+        'and birth date are erased, its name and check-ins stay for the event history.',
+      tag: TAG,
+      auth: AUTH,
+      params: EventGuestParams,
+      responses: { 204: { description: 'Removed' } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => {
+        await guests.remove(personContextOf(actor, req, res), params.id, params.guestId);
+        return { status: 204 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/events/{id}/guests/import',
+      operationId: 'importGuests',
+      summary: 'Import guests from a spreadsheet (CSV or XLSX)',
+      description:
+        `${WHO}multipart/form-data with the file in field \`file\`. Each row is checked on its own and ` +
+        'reported by its spreadsheet row number: `created`, `duplicate` (same e-mail or document as an ' +
+        'earlier row or a guest already on the list; `duplicateOf` names it) or `failed` with its errors. ' +
+        `Guests start \`pending\`. At most ${GUEST_IMPORT_MAX_ROWS} rows; rows are written in chunks of 1,000, ` +
+        'each a short transaction.',
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      upload: GuestImportUpload,
+      responses: { 200: { description: 'Per-row report', schema: GuestImportResult } },
+      errors: [
+        notFound,
+        { status: 400, code: 'unsupported_file', description: 'not a readable CSV or XLSX file' },
+        { status: 400, code: 'too_many_rows', description: `more than ${GUEST_IMPORT_MAX_ROWS} rows` },
+        { status: 400, code: 'validation_failed', description: 'no file, or no name column in the header' },
+        { status: 413, code: 'payload_too_large', description: 'the file is over 10 MB' },
+        { status: 415, code: 'unsupported_media_type', description: 'the body is not multipart/form-data' },
+      ],
+      handler: async ({ actor, params, req, res }) => {
+        const ctx = personContextOf(actor, req, res);
+        return { status: 200, body: await importer.importFile(ctx, params.id, await readUpload(req)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/events/{id}/guests/invite',
+      operationId: 'inviteGuests',
+      summary: 'Mail invitations',
+      description: inviteDoc('invite'),
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      body: InviteRequest.optional(),
+      responses: { 200: { description: 'Per-guest outcome', schema: InviteResult } },
+      errors: [notFound, limited],
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await invitations.send(personContextOf(actor, req, res), params.id, 'invite', body?.guestIds),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/events/{id}/guests/reinvite',
+      operationId: 'reinviteGuests',
+      summary: 'Mail invitations again',
+      description: inviteDoc('reinvite'),
+      tag: TAG,
+      auth: AUTH,
+      params: IdParams,
+      body: InviteRequest.optional(),
+      responses: { 200: { description: 'Per-guest outcome', schema: InviteResult } },
+      errors: [notFound, limited],
+      handler: async ({ actor, params, body, req, res }) => ({
+        status: 200,
+        body: await invitations.send(personContextOf(actor, req, res), params.id, 'reinvite', body?.guestIds),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{eventToken}/guests/{guestToken}',
+      operationId: 'getGuestByToken',
+      summary: 'A guest by token (public)',
+      description: `No credentials. First name, status and the event's public face. ${NEVER}120 calls a minute per address.`,
+      tag: TAG,
+      auth: ['public'],
+      params: PublicGuestParams,
+      responses: { 200: { description: 'The guest', schema: PublicGuest } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown tokens, or the event is not public' },
+        limited,
+      ],
+      handler: async ({ params, req, res }) => ({
+        status: 200,
+        body: await guests.publicGuest(params.eventToken, params.guestToken, requestMeta(req, res)),
+      }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/v1/events/{eventToken}/guests/{guestToken}/confirm',
+      operationId: 'confirmGuest',
+      summary: 'Confirm attendance by token (public)',
+      description:
+        'No credentials, no body. Idempotent: a guest already confirmed (or checked in) gets the same answer ' +
+        'and nothing changes. Open while the event is `published` or `open`; the event capacity bounds the ' +
+        `confirmed guests. ${NEVER}30 calls a minute per address.`,
+      tag: TAG,
+      auth: ['public'],
+      params: PublicGuestParams,
+      responses: { 200: { description: 'The confirmed guest', schema: ConfirmResult } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown tokens, or the event is not public' },
+        { status: 409, code: 'event_not_open', description: 'the event is closed or cancelled' },
+        full,
+        limited,
+      ],
+      handler: async ({ params, req, res }) => ({
+        status: 200,
+        body: await guests.confirm(params.eventToken, params.guestToken, requestMeta(req, res)),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{token}/confirmed-list',
+      operationId: 'getConfirmedList',
+      summary: 'Confirmed guests of an event, for kiosks offline (public)',
+      description:
+        'No credentials. Confirmed and checked-in guests: id, name, status, check-in time. ' +
+        `${NEVER}Without \`since\`: the whole list in pages (follow \`nextCursor\`); keep the last page's ` +
+        '`checkpoint` and send it as `since` later to get only what changed since, with `removed` ids ' +
+        '(deleted, declined or otherwise off the list). 600 calls a minute per address.',
+      tag: TAG,
+      auth: ['public'],
+      params: EventTokenParams,
+      query: ConfirmedListQuery,
+      responses: { 200: { description: 'A page of the list', schema: ConfirmedList } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown token, or the event is not public' },
+        limited,
+      ],
+      handler: async ({ params, query, req, res }) => ({
+        status: 200,
+        body: await guests.confirmedList(params.token, query, requestMeta(req, res)),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/public/checkin/link/{token}',
+      operationId: 'checkinByLink',
+      summary: 'Check in by the invitation link (public)',
+      description:
+        'No credentials. Records a `link` check-in for the guest under the event’s rules (methods, capacity) ' +
+        'while the event is `open`; otherwise 409 `event_not_open` and nothing is recorded. Once the guest ' +
+        'is checked in, every visit answers `already_checked_in` and records nothing. Mail scanners that ' +
+        'open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` ' +
+        'saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors ' +
+        'open records nothing (invitations go out before), and a ' +
+        `visit during the event can record at most the guest's one check-in. ${NEVER}30 calls a minute per address.`,
+      tag: 'Check-in',
+      auth: ['public'],
+      params: LinkCheckinParams,
+      responses: {
+        200: { description: 'What happened', schema: LinkCheckinResult },
+        204: { description: 'HEAD, prefetch or link preview: nothing recorded' },
+      },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown or removed link' },
+        { status: 409, code: 'event_not_open', description: 'the event is not open: nothing recorded' },
+        limited,
+      ],
+      handler: async ({ actor, params, req, res }) => {
+        if (isPreview(req)) return { status: 204 };
+        return { status: 200, body: await guests.checkinByLink(actor, params.token, requestMeta(req, res)) };
+      },
+    }),
+  ];
+}
