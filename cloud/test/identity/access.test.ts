@@ -151,7 +151,7 @@ describe('POST /v1/persons/:id/send-enrollment-link limits', () => {
     expect(limited.body.code).toBe('rate_limited');
     const elsewhere = await send(other.headers, await person(other.headers, { email: 'x@example.com' }));
     expect(elsewhere.status).toBe(200);
-  });
+  }, 120_000);
 });
 
 describe('enabling MFA', () => {

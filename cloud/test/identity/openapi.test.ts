@@ -97,7 +97,7 @@ describe('/docs-json', () => {
     expect(doc.paths['/v1/applications'].get.security).toEqual([{ adminSession: [] }]);
     expect(doc.paths['/v1/tenants/{id}/settings'].get.security).toEqual([
       { adminSession: [] },
-      { apiKey: [] },
+      { apiKey: ['tenant:read'] },
     ]);
     expect(doc.paths['/v1/auth/login'].post.security).toEqual([]);
   });

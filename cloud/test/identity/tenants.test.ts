@@ -79,6 +79,8 @@ describe('tenant and settings', () => {
       livenessThreshold: 0.5,
       requireLiveness: true,
       allowDuplicateFaces: false,
+      qrTokenTtlHours: 720,
+      qrRepeatWindowMinutes: 5,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });
