@@ -15,7 +15,7 @@ import { recordAudit } from '../audit/record.js';
 import { templateContext } from './gallery.js';
 
 /** Persons re-embedded per run: runs are short so the worker loop stays responsive to shutdown. */
-const BATCH = 8;
+const DEFAULT_BATCH = 8;
 
 /** A face's embedding by `modelId` (one of the engine's embedders), for a tenant served by that model. */
 export function embeddingOf(result: Pick<FaceProbe, 'embeddings'>, modelId: string): Float32Array {
@@ -35,6 +35,7 @@ export function embeddingOf(result: Pick<FaceProbe, 'embeddings'>, modelId: stri
 
 export function createModelSwitch(
   deps: Pick<AppDeps, 'db' | 'face' | 'gallery' | 'images' | 'cipher' | 'clock' | 'logger'>,
+  options: { batch?: number } = {},
 ) {
   const { prisma } = deps.db;
   /** Persons this process could not convert (tenant/person): not tried again until the switch ends. */
@@ -129,7 +130,7 @@ export function createModelSwitch(
         },
         select: { personId: true },
         orderBy: { personId: 'asc' },
-        take: BATCH,
+        take: options.batch ?? DEFAULT_BATCH,
       });
       if (pending.length === 0) {
         await complete(tenant.id, from, target);
