@@ -139,4 +139,46 @@ describe.skipIf(SKIP)('open-set identification with calibrated scores (real phot
       expect(res.body.code).toBe('validation_failed');
     }
   });
+
+  it('searches only the guests of an event with a guest list: an enrolled non-guest is not recognised there', async () => {
+    const event = await app.request('POST', '/v1/events', { headers: org.headers, body: { name: 'Gala' } });
+    expect(event.status, event.text).toBe(201);
+    for (const status of ['published', 'open']) {
+      const moved = await app.request('PATCH', `/v1/events/${event.body.id}/status`, {
+        headers: org.headers,
+        body: { status },
+      });
+      expect(moved.status, moved.text).toBe(200);
+    }
+    const atEvent = (frame: Buffer) =>
+      app.request('POST', `/v1/public/checkin/${org.tenant.slug}/identify`, {
+        headers: org.keyHeaders,
+        body: { frame: b64(frame), eventId: event.body.id },
+      });
+    const guests = `/v1/events/${event.body.id}/guests`;
+    // No guest linked to a person yet: the event is open to every enrolled person.
+    expect((await atEvent(await att('s4/5.png'))).body).toMatchObject({ outcome: 'success' });
+    const guest = await app.request('POST', guests, {
+      headers: org.headers,
+      body: { name: 'Subject s37', personId: enrolled.get('s37') },
+    });
+    expect(guest.status, guest.text).toBe(201);
+    // Now only s37 is a candidate at this event: s4 is still recognised elsewhere, not here.
+    expect((await atEvent(await att('s37/7.png'))).body).toMatchObject({
+      outcome: 'success',
+      person: { id: enrolled.get('s37') },
+    });
+    expect((await atEvent(await att('s4/6.png'))).body).toMatchObject({
+      outcome: 'denied',
+      reason: 'not_recognised',
+    });
+    expect((await identify(await att('s4/6.png'))).body).toMatchObject({
+      outcome: 'success',
+      person: { id: enrolled.get('s4') },
+    });
+    // A removed guest no longer counts: the event is open again.
+    const removed = await app.request('DELETE', `${guests}/${guest.body.id}`, { headers: org.headers });
+    expect(removed.status, removed.text).toBe(204);
+    expect((await atEvent(await att('s4/6.png'))).body).toMatchObject({ outcome: 'success' });
+  });
 });

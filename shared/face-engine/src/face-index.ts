@@ -18,6 +18,8 @@ export interface SearchOptions {
   readonly mode?: SearchMode;
   /** Fast path only: templates re-scored exactly after the quantised scan. */
   readonly candidates?: number;
+  /** Only these ids (e.g. the guests of an event): an exact scan of their templates, whatever the mode. */
+  readonly among?: ReadonlySet<string>;
 }
 
 export interface SearchHit {
@@ -210,7 +212,12 @@ export class FaceIndex {
     const limit = Math.max(0, Math.min(Math.floor(k), this.size));
     if (limit === 0) return [];
     const top = new TopK(limit);
-    if (fast) {
+    if (options.among) {
+      for (const id of options.among) {
+        const row = this.rows.get(id);
+        if (row !== undefined) top.push(row, this.dot(unit, row));
+      }
+    } else if (fast) {
       for (const row of this.candidates(unit, Math.max(limit, options.candidates ?? DEFAULT_CANDIDATES))) {
         top.push(row, this.dot(unit, row));
       }

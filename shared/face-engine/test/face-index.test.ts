@@ -100,6 +100,21 @@ describe('FaceIndex', () => {
     expect(agree / probes).toBeGreaterThanOrEqual(0.99);
   }, 30_000);
 
+  it('searches only the given ids when asked (the guests of an event), in both modes', () => {
+    const next = generator(11);
+    const index = new FaceIndex();
+    const templates = Array.from({ length: 300 }, () => synthetic(next));
+    templates.forEach((t, i) => index.add(`p${i}`, t));
+    const among = new Set(['p5', 'p17', 'p250', 'nobody']);
+    for (const mode of ['exact', 'fast'] as const) {
+      const hits = index.search(templates[7]!, 3, { mode, among });
+      expect(hits.map((h) => h.id).sort()).toEqual(['p17', 'p250', 'p5']);
+      for (const h of hits)
+        expect(h.score).toBeCloseTo(cosineSimilarity(templates[7]!, templates[Number(h.id.slice(1))]!), 5);
+    }
+    expect(index.search(templates[7]!, 3)[0]!.id).toBe('p7');
+  });
+
   it('round-trips embeddings through a 2048-byte little-endian buffer', () => {
     const v = synthetic(generator(3));
     const buffer = embeddingToBuffer(v);

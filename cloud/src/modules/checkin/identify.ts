@@ -11,6 +11,7 @@ import { frameBytes } from '../../infra/face.js';
 import type { StoredImage } from '../../infra/image-store.js';
 import { embeddingOf } from '../faces/model-switch.js';
 import { tenantBySlug } from '../tenants/service.js';
+import { createEventGuestPersons } from './event-guests.js';
 import type { NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
@@ -43,6 +44,7 @@ export function createIdentify(
   nonces: NonceService,
 ) {
   const { images } = deps;
+  const guestPersons = createEventGuestPersons(deps.db);
 
   /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
   async function decideAndRecord(admitted: Admitted) {
@@ -54,7 +56,15 @@ export function createIdentify(
     if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
       verdict = 'liveness_failed';
     } else {
-      [best] = await deps.gallery.search(tenantId, modelId, embeddingOf(analysis, modelId), 1);
+      // At an event with a guest list, only its guests are candidates (fewer strangers pass).
+      const among = admitted.event ? await guestPersons(admitted.event.id) : null;
+      [best] = await deps.gallery.search(
+        tenantId,
+        modelId,
+        embeddingOf(analysis, modelId),
+        1,
+        among ?? undefined,
+      );
       verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
     }
     const personId = verdict === 'recognised' ? best!.personId : null;

@@ -30,9 +30,16 @@ export interface GalleryHit {
 export interface FaceGallery {
   /**
    * The k best matching persons of the tenant by calibrated score, best first, among the templates of
-   * `modelId` (the embedding's model; the tenant's gallery of that model is the calibration cohort).
+   * `modelId` (the embedding's model; the tenant's gallery of that model is the calibration cohort),
+   * optionally among some persons only (an event's guests).
    */
-  search(tenantId: string, modelId: string, embedding: Float32Array, k: number): Promise<GalleryHit[]>;
+  search(
+    tenantId: string,
+    modelId: string,
+    embedding: Float32Array,
+    k: number,
+    among?: ReadonlySet<string>,
+  ): Promise<GalleryHit[]>;
   /** After a commit that stored (or replaced) a person's template of a model. */
   put(tenantId: string, modelId: string, personId: string, templateId: string, embedding: Float32Array): void;
   /** After a commit that erased a person's templates. */
@@ -177,13 +184,13 @@ export function createFaceGallery(deps: {
   }
 
   return {
-    async search(tenantId, modelId, embedding, k) {
+    async search(tenantId, modelId, embedding, k, among) {
       const gallery = await loaded(tenantId, modelId);
       // Templates known to exist as of this search's reads.
       const confirmed = new Set<string>();
       let newSince: Date | null = new Date(gallery.syncedAt.getTime() - SKEW_MS);
       for (;;) {
-        const candidates = gallery.index.search(embedding, k + SPARE);
+        const candidates = gallery.index.search(embedding, k + SPARE, among ? { among } : {});
         const best = () =>
           gallery.index
             .calibrate(embedding, candidates)
