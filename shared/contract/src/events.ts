@@ -70,7 +70,8 @@ export type EventData<N extends EventName> = z.infer<(typeof EVENT_DATA)[N]>;
 
 /**
  * The webhook body (contract 6.1), and the bus message with an `id` added. The signature header
- * `X-Service-Signature` is the hex HMAC-SHA256 of the exact raw body with the tenant's webhook secret.
+ * `X-Service-Signature` is the hex HMAC-SHA256 of the exact raw body with the tenant's webhook secret;
+ * during a secret rotation's overlap it holds two, comma-separated, the new secret's first.
  */
 export const WebhookPayload = z
   .object({
