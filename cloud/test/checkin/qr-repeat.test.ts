@@ -111,7 +111,10 @@ describe('QR check-in', () => {
     const hooks = receiver.received
       .map((r) => JSON.parse(r.rawBody))
       .filter((b) => b.data.personId === personId);
-    expect(hooks.map((b) => b.data.checkInId)).toEqual([first.body.checkInId, later.body.checkInId]);
+    // Deliveries are at least once (moving the clock can outlast a delivery's lock): count check-ins.
+    expect(new Set(hooks.map((b) => b.data.checkInId))).toEqual(
+      new Set([first.body.checkInId, later.body.checkInId]),
+    );
   });
 
   it('records one check-in when the same code is scanned five times at once', async () => {
