@@ -7,7 +7,7 @@
  * Recall of fast against exact is measured by the benchmark and the tests (see README).
  */
 import { readFileSync } from 'node:fs';
-import { calibratedScore, COHORT_SIZE, cohortStats } from './calibration.js';
+import { calibratedScore, COHORT_SIZE, cohortStats, type CohortStats } from './calibration.js';
 import { EMBEDDING_DIMENSIONS } from './embedding.js';
 import { TopK } from './search/top-k.js';
 
@@ -136,6 +136,8 @@ export class FaceIndex {
   private readonly rows = new Map<string, number>();
   private readonly kernel = loadKernel();
   private readonly projected = new Float32Array(PROJECTED);
+  /** A template's cohort statistics and the index size they were measured at (see calibrate). */
+  private readonly templateStats = new Map<string, { stats: CohortStats; size: number }>();
 
   constructor(options: { dimensions?: number; seed?: number; initialCapacity?: number } = {}) {
     this.dims = options.dimensions ?? EMBEDDING_DIMENSIONS;
@@ -159,6 +161,7 @@ export class FaceIndex {
     if (embedding.length !== this.dims) {
       throw new RangeError(`embedding has ${embedding.length} dimensions, index expects ${this.dims}`);
     }
+    this.templateStats.delete(id);
     let row = this.rows.get(id);
     if (row === undefined) {
       if (this.ids.length === this.capacity) this.reserve(this.capacity * 2);
@@ -182,6 +185,7 @@ export class FaceIndex {
   remove(id: string): boolean {
     const row = this.rows.get(id);
     if (row === undefined) return false;
+    this.templateStats.delete(id);
     const last = this.ids.length - 1;
     if (row !== last) {
       const lastId = this.ids[last]!;
@@ -203,6 +207,7 @@ export class FaceIndex {
   clear(): void {
     this.ids = [];
     this.rows.clear();
+    this.templateStats.clear();
   }
 
   search(query: Float32Array, k: number, options: SearchOptions = {}): SearchHit[] {
@@ -234,7 +239,8 @@ export class FaceIndex {
    * Calibrated scores of search hits for `query`, best first (S-norm can reorder close candidates).
    * The cohort is a stride sample of up to COHORT_SIZE templates of this index: the probe is scored
    * against it without the hits themselves (one of them may be the probe's own face), each hit
-   * without itself.
+   * without itself. A template's statistics are kept until it changes or the index grows or shrinks
+   * by a tenth (they move with the cohort, slowly once it is large), which halves the cost.
    */
   calibrate(query: Float32Array, hits: readonly SearchHit[]): CalibratedHit[] {
     if (hits.length === 0) return [];
@@ -246,11 +252,23 @@ export class FaceIndex {
       .map((hit) => {
         const row = this.rows.get(hit.id);
         if (row === undefined) throw new RangeError(`${hit.id} is not in the index`);
-        const own = this.vectors.subarray(row * this.dims, (row + 1) * this.dims);
-        const template = cohortStats(cohort.filter((r) => r !== row).map((r) => this.dot(own, r)));
-        return { id: hit.id, cosine: hit.score, score: calibratedScore(hit.score, probe, template) };
+        return {
+          id: hit.id,
+          cosine: hit.score,
+          score: calibratedScore(hit.score, probe, this.statsOf(hit.id, row, cohort)),
+        };
       })
       .sort((a, b) => b.score - a.score);
+  }
+
+  private statsOf(id: string, row: number, cohort: readonly number[]): CohortStats {
+    const size = this.ids.length;
+    const held = this.templateStats.get(id);
+    if (held && Math.abs(size - held.size) <= held.size / 10) return held.stats;
+    const own = this.vectors.subarray(row * this.dims, (row + 1) * this.dims);
+    const stats = cohortStats(cohort.filter((r) => r !== row).map((r) => this.dot(own, r)));
+    this.templateStats.set(id, { stats, size });
+    return stats;
   }
 
   /** Rows of the calibration cohort: all of them up to COHORT_SIZE, an even stride sample beyond. */

@@ -115,6 +115,24 @@ describe('FaceIndex', () => {
     expect(index.search(templates[7]!, 3)[0]!.id).toBe('p7');
   });
 
+  it('calibrates a replaced template with fresh cohort statistics (as a new index would)', () => {
+    const next = generator(5);
+    const templates = Array.from({ length: 40 }, () => synthetic(next));
+    const held = new FaceIndex();
+    templates.forEach((t, i) => held.add(`p${i}`, t));
+    const replacement = synthetic(next);
+    // A weak match (cosine 0.15) so the calibrated score is not clipped at 1.
+    const query = probeOf(replacement, 0.15, next);
+    held.calibrate(query, [{ id: 'p3', score: 0 }]);
+    held.add('p3', replacement);
+    const fresh = new FaceIndex();
+    templates.forEach((t, i) => fresh.add(`p${i}`, i === 3 ? replacement : t));
+    const [mine] = held.calibrate(query, held.search(query, 1));
+    const [theirs] = fresh.calibrate(query, fresh.search(query, 1));
+    expect(mine!.id).toBe('p3');
+    expect(mine).toEqual(theirs);
+  });
+
   it('round-trips embeddings through a 2048-byte little-endian buffer', () => {
     const v = synthetic(generator(3));
     const buffer = embeddingToBuffer(v);
