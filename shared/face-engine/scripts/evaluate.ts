@@ -91,7 +91,11 @@ const analyzer = await Analyzer.create(await loadVerifiedModels(resolveModelDir(
   limits: DEFAULT_LIMITS,
 });
 const f4 = (x: number): string => x.toFixed(4);
-const pct = (x: number): string => `${(x * 100).toFixed(2)} %`;
+/** Percent with two decimals, or two significant digits below 0.1 % (FPIR of large galleries). */
+const pct = (x: number): string => {
+  const p = x * 100;
+  return `${p === 0 || p >= 0.1 ? p.toFixed(2) : p.toPrecision(2)} %`;
+};
 const sci = (x: number): string => (x === 0 ? '0' : x.toExponential(1));
 
 interface FolderResult {
@@ -327,8 +331,9 @@ const strategies: Strategy[] = [
 ];
 console.log(`\nstrategies (each on its own; N = 1,000 and 10,000 extrapolated as above, with the margin:`);
 console.log(`  FPIR(N) = N * integral over x >= t of dF(x) (1 - r(x - margin))^(N - 1))`);
+const measuredGallery = Math.round(measureOpenSet(trial('calibrated', 1), defaultRule).gallery);
 console.log(
-  `  ${'strategy'.padEnd(44)} ${'measured N~48: FPIR / FNIR'.padEnd(28)} ${'N=1,000: FPIR / FNIR'.padEnd(24)} N=10,000: FPIR / FNIR`,
+  `  ${'strategy'.padEnd(44)} ${`measured N=${measuredGallery}: FPIR / FNIR`.padEnd(28)} ${'N=1,000: FPIR / FNIR'.padEnd(24)} N=10,000: FPIR / FNIR`,
 );
 const strategyReport = strategies.map((s) => {
   const t = trial(s.score, s.k);
@@ -360,7 +365,23 @@ if (faces) targets.push({ target: 'rank-1 100 % on ../shared/faces', met: faces.
 console.log('\ntargets (issue 11, default settings, extrapolated)');
 for (const t of targets) console.log(`  ${t.met ? 'met    ' : 'NOT met'}  ${t.target}`);
 
-// Which calibrated thresholds would meet both gallery targets, per k (for choosing the default).
+// What raising or lowering the threshold does (for the tenant setting's documentation), and which
+// thresholds would meet both gallery targets, per k.
+const SWEEP = [0.4, 0.45, 0.5, 0.55, 0.56, 0.57, 0.58, 0.59, 0.6, 0.65, 0.7, 0.75, 0.8];
+console.log('\ncalibrated threshold sweep, extrapolated FPIR / FNIR');
+console.log(
+  `  t      ${K.map((k) => `k=${k}: N=1,000`.padEnd(22) + `k=${k}: N=10,000`.padEnd(22)).join('')}`,
+);
+const thresholdSweep = SWEEP.map((t) => {
+  const row = K.map((k) => ({
+    k,
+    figures: extrapolateOpenSet(pairsOf('calibrated', k), { threshold: t }, [1_000, 10_000]),
+  }));
+  console.log(
+    `  ${t.toFixed(2)}   ${row.map((r) => r.figures.map((e) => `${pct(e.fpir)} / ${pct(e.fnir)}`.padEnd(22)).join('')).join('')}`,
+  );
+  return { threshold: t, byK: row };
+});
 const thresholdsMeetingTargets = K.map((k) => {
   const pairs = pairsOf('calibrated', k);
   const meeting = Array.from({ length: 61 }, (_, i) => (30 + i) / 100).filter((t) => {
@@ -401,6 +422,7 @@ const report = {
     defaults: { threshold: DEFAULT_MATCH_THRESHOLD, ...defaultsReport },
     strategies: strategyReport.map(({ pairs: _pairs, ...s }) => s),
     targets,
+    thresholdSweep,
     thresholdsMeetingTargets,
   },
 };
