@@ -1,6 +1,6 @@
 // Check-in by QR token and by hand, and the liveness challenge. Face identification is in identify.ts.
 import QRCode from 'qrcode';
-import type { QrCheckinResult, TenantSettings } from '@portico/contract';
+import type { CheckinResult, QrCheckinResult, TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -113,7 +113,13 @@ export function createCheckinService(deps: Deps) {
       await prisma.$transaction(async (tx) => {
         // An expired token can no longer be shown; a scan of it still answers `qr_token_expired`.
         await tx.checkinToken.updateMany({
-          where: { tenantId: actor.tenantId, identityId, kind: 'qr', revokedAt: null, tokenEnc: { not: null } },
+          where: {
+            tenantId: actor.tenantId,
+            identityId,
+            kind: 'qr',
+            revokedAt: null,
+            tokenEnc: { not: null },
+          },
           data: { tokenEnc: null },
         });
         await tx.checkinToken.create({
@@ -220,7 +226,7 @@ export function createCheckinService(deps: Deps) {
         if (earlier) return earlier;
         throw new AppError(409, 'conflict', 'This QR code is being checked in right now; try again');
       }
-      let result;
+      let result: CheckinResult;
       try {
         result = await recordCheckin(deps, {
           tenantId: row.tenantId,
@@ -232,7 +238,9 @@ export function createCheckinService(deps: Deps) {
           event,
           deviceId: query.deviceId,
           location:
-            query.lat !== undefined && query.lng !== undefined ? { lat: query.lat, lng: query.lng } : undefined,
+            query.lat !== undefined && query.lng !== undefined
+              ? { lat: query.lat, lng: query.lng }
+              : undefined,
           actor,
           requestId: ctx.requestId,
           ip: ctx.ip,
