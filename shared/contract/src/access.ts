@@ -3,7 +3,13 @@
 import type { UserRole } from './auth.js';
 import { z } from './zod.js';
 
-export const API_SCOPES = ['persons:read', 'persons:write', 'checkin', 'tenant:read', 'tenant:write'] as const;
+export const API_SCOPES = [
+  'persons:read',
+  'persons:write',
+  'checkin',
+  'tenant:read',
+  'tenant:write',
+] as const;
 
 export const ApiScope = z.enum(API_SCOPES).openapi('ApiScope', {
   description:

@@ -12,7 +12,9 @@ export const CreateApplicationRequest = z
   .strictObject({
     name: Text.trim().min(1).max(200).openapi({ example: 'Front desk integration' }),
     environment: ApplicationEnvironment.default('live'),
-    scopes: ApiScopeList.optional().openapi({ description: 'Scopes of the first key; omit for every scope.' }),
+    scopes: ApiScopeList.optional().openapi({
+      description: 'Scopes of the first key; omit for every scope.',
+    }),
   })
   .openapi('CreateApplicationRequest');
 export type CreateApplicationRequest = z.infer<typeof CreateApplicationRequest>;

@@ -80,11 +80,14 @@ export const MfaCodeRequest = z.strictObject({ code: TotpCode }).openapi('MfaCod
 export const MfaEnableRequest = z
   .strictObject({
     code: TotpCode,
-    endOtherSessions: z.boolean().default(false).openapi({
-      description:
-        'true: also end every other session of this user (their refresh and access tokens stop working ' +
-        'at once), e.g. when MFA is turned on because a password may have leaked. The calling session stays.',
-    }),
+    endOtherSessions: z
+      .boolean()
+      .default(false)
+      .openapi({
+        description:
+          'true: also end every other session of this user (their refresh and access tokens stop working ' +
+          'at once), e.g. when MFA is turned on because a password may have leaked. The calling session stays.',
+      }),
   })
   .openapi('MfaEnableRequest');
 

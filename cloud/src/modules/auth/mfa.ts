@@ -130,7 +130,12 @@ export function createMfaService(
       await tx.user.update({ where: { id: user.id }, data: { mfaEnabled: true } });
       if (!input.endOtherSessions) return 0;
       const others = await tx.refreshSession.findMany({
-        where: { userId: user.id, familyId: { not: session.sessionId }, revokedAt: null, expiresAt: { gt: now } },
+        where: {
+          userId: user.id,
+          familyId: { not: session.sessionId },
+          revokedAt: null,
+          expiresAt: { gt: now },
+        },
         distinct: ['familyId'],
         select: { familyId: true },
       });

@@ -236,8 +236,16 @@ export function checkinRoutes(deps: AppDeps) {
       },
       errors: [
         { status: 404, code: 'not_found', description: 'unknown or revoked token, or an unknown event' },
-        { status: 409, code: 'conflict', description: 'a check-in with this code is being recorded right now' },
-        { status: 410, code: 'qr_token_expired', description: 'the token has expired; read it again for a new one' },
+        {
+          status: 409,
+          code: 'conflict',
+          description: 'a check-in with this code is being recorded right now',
+        },
+        {
+          status: 410,
+          code: 'qr_token_expired',
+          description: 'the token has expired; read it again for a new one',
+        },
         RATE_LIMIT_ERROR,
       ],
       handler: async ({ params, query, actor, req, res }) => {
