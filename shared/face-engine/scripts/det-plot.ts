@@ -74,25 +74,44 @@ function panelSvg(panel: Panel, offsetX: number, id: number): string {
     `<text transform="translate(${offsetX + 22} ${y0 + h / 2}) rotate(-90)" text-anchor="middle" font-size="15">${escape(panel.yLabel)}</text>`,
   );
   const lines: string[] = [];
+  const labelled: Array<{ x: number; y: number }> = [];
   // Earlier curves are drawn wider, so a later curve lying on one leaves it visible on both sides.
   panel.curves.forEach((curve, index) => {
     const colour = PALETTE[curve.colour % PALETTE.length]!;
     const width = 2 + (2.5 * (panel.curves.length - 1 - index)) / Math.max(1, panel.curves.length - 1);
-    for (let i = 1; i < curve.points.length; i++) {
-      const a = curve.points[i - 1]!;
-      const b = curve.points[i]!;
-      lines.push(
-        `<line x1="${px(a.x).toFixed(1)}" y1="${py(a.y).toFixed(1)}" x2="${px(b.x).toFixed(1)}" y2="${py(b.y).toFixed(1)}" stroke="${colour}" stroke-width="${width.toFixed(1)}"${b.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
-      );
-    }
+    // One polyline per run of solid or dashed segments, so that the dash pattern flows along it.
+    let run: string[] = [];
+    let dashed = false;
+    const flush = (): void => {
+      if (run.length > 1) {
+        lines.push(
+          `<polyline points="${run.join(' ')}" fill="none" stroke="${colour}" stroke-width="${width.toFixed(1)}" stroke-linejoin="round"${dashed ? ' stroke-dasharray="8 5"' : ''}/>`,
+        );
+      }
+    };
+    curve.points.forEach((point, i) => {
+      const xy = `${px(point.x).toFixed(1)},${py(point.y).toFixed(1)}`;
+      if (i > 0 && Boolean(point.dashed) !== dashed) {
+        flush();
+        run = [run[run.length - 1]!];
+      }
+      if (i > 0) dashed = Boolean(point.dashed);
+      run.push(xy);
+    });
+    flush();
     for (const m of curve.markers) {
       const x = px(m.x);
+      const y = py(m.y);
+      // One label for points drawn on the same spot (strategies with the same threshold).
+      const crowded = labelled.some((p) => Math.hypot(p.x - x, p.y - y) < 14);
+      labelled.push({ x, y });
       // Labels of points near the right edge go on their left.
       const left = x > x0 + w - 60;
-      lines.push(`<circle cx="${x}" cy="${py(m.y)}" r="6" fill="${colour}" stroke="black"/>`);
-      lines.push(
-        `<text x="${left ? x - 9 : x + 9}" y="${py(m.y) - 8}" font-size="13" fill="${colour}"${left ? ' text-anchor="end"' : ''}>${escape(m.label)}</text>`,
-      );
+      lines.push(`<circle cx="${x}" cy="${y}" r="6" fill="${colour}" stroke="black"/>`);
+      if (!crowded)
+        lines.push(
+          `<text x="${left ? x - 9 : x + 9}" y="${y - 8}" font-size="13" fill="${colour}"${left ? ' text-anchor="end"' : ''}>${escape(m.label)}</text>`,
+        );
     }
   });
   out.push(`<g clip-path="url(#c${id})">${lines.join('')}</g>`);
