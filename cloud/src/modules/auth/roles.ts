@@ -1,5 +1,6 @@
 // Roles of tenant users: `owner` and `admin` manage the tenant (settings, applications, keys);
-// `operator` runs check-in and may read.
+// `operator` runs check-in and may read. What each role may do on scoped routes is `ROLE_SCOPES` in
+// the contract, checked where routes are mounted; applications and keys need a manager here.
 import { AppError } from '../../http/errors.js';
 
 const MANAGER_ROLES = new Set(['owner', 'admin']);
