@@ -75,7 +75,7 @@ describe('tenant and settings', () => {
       geofenceRadiusMetros: 200,
       age_policy: { minimumAge: null, belowMinimum: 'deny' },
       biometricQualityLevel: 0.5,
-      matchThreshold: 0.6,
+      matchThreshold: 0.57,
       livenessThreshold: 0.5,
       requireLiveness: true,
       allowDuplicateFaces: false,

@@ -12,7 +12,7 @@ const SETTINGS_DOC =
   'Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), ' +
   '`geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` ' +
   '(`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), ' +
-  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.6 (calibrated ' +
+  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (calibrated ' +
   'match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, ' +
   '`qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token ' +
   'admitted again within it records nothing new; 0–1440, 0 off).';
