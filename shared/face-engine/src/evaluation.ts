@@ -2,6 +2,7 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { calibratedScore, COHORT_SIZE, cohortStats } from './calibration.js';
+import { seededRandom } from './seeded-random.js';
 import { cosineSimilarity, meanEmbedding } from './embedding.js';
 import { FaceIndex } from './face-index.js';
 
@@ -140,18 +141,6 @@ export const CHECK_IN_CANDIDATES = 5;
 export const MIN_EMPIRICAL_PAIRS = 10;
 /** Share of the highest impostor scores the exponential tail is fitted to. */
 export const TAIL_SHARE = 1e-3;
-
-/** Deterministic PRNG (mulberry32): the splits of an evaluation are reproducible from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled<T>(items: readonly T[], random: () => number): T[] {
   const out = [...items];

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { calibratedScore, COHORT_SIZE, cohortStats, type CohortStats } from './calibration.js';
 import { EMBEDDING_DIMENSIONS } from './embedding.js';
+import { seededRandom } from './seeded-random.js';
 import { TopK } from './search/top-k.js';
 
 export type SearchMode = 'exact' | 'fast' | 'auto';
@@ -69,18 +70,6 @@ function loadKernel(): ScanKernel {
   return new wasm.Instance(kernelModule, {}).exports as ScanKernel;
 }
 
-/** Deterministic PRNG (mulberry32) so every process projects identically. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Subsampled randomised Hadamard transform: random signs, a Walsh-Hadamard transform, then a fixed
  * random subset of PROJECTED coordinates. An orthonormal random projection like a Gaussian one, but
@@ -97,7 +86,7 @@ class Projection {
     seed: number,
   ) {
     const size = 2 ** Math.ceil(Math.log2(dims));
-    const next = random(seed);
+    const next = seededRandom(seed);
     this.signs = Float64Array.from({ length: size }, () => (next() < 0.5 ? -1 : 1));
     const order = Array.from({ length: size }, (_, i) => i);
     for (let i = size - 1; i > 0; i--) {

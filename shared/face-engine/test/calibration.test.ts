@@ -8,7 +8,7 @@ import {
   log10NormalTail,
   PRIOR_WEIGHT,
 } from '../src/calibration.js';
-import { seededRandom } from '../src/evaluation.js';
+import { seededRandom } from '../src/seeded-random.js';
 import { FaceIndex } from '../src/face-index.js';
 
 function unit(v: Float32Array): Float32Array {

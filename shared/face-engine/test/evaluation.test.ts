@@ -9,13 +9,13 @@ import {
   openSetSplits,
   penalisedTail,
   runOpenSet,
-  seededRandom,
   thresholdForRate,
   type ImpostorTail,
   type OpenSetSample,
   type OpenSetSplit,
   type ProbeTrial,
 } from '../src/evaluation.js';
+import { seededRandom } from '../src/seeded-random.js';
 
 /** A tail whose rate is known exactly: what a perfectly calibrated score gives, 10^(-10 t). */
 const calibratedTail: ImpostorTail = {
