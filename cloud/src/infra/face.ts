@@ -54,6 +54,17 @@ export function frameBytes(frame: string): Buffer {
   return Buffer.from(frame.trim().replace(DATA_URL, '').replace(/\s+/g, ''), 'base64');
 }
 
+/** A face's embedding by `modelId`, one of the engine's embedders (a tenant served by another model asks for its own). */
+export function embeddingOf(result: Pick<FaceProbe, 'embeddings'>, modelId: string): Float32Array {
+  const embedding = result.embeddings[modelId];
+  if (!embedding) {
+    throw new AppError(503, 'engine_unavailable', 'The biometric engine cannot compute this face model', {
+      headers: { 'Retry-After': '30' },
+    });
+  }
+  return embedding;
+}
+
 /** Maps a face-engine failure to the API error; anything else is the engine being unavailable. */
 export function faceErrorToAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -98,12 +109,11 @@ function wrap(
     }
   }
   /** The result as made by this service's model. */
-  const ofModel = <T extends FaceProbe>(result: T): T => {
-    const embedding = result.embeddings[modelId];
-    if (!embedding)
-      throw new AppError(503, 'engine_unavailable', `The biometric engine has no model ${modelId}`);
-    return { ...result, embedding, modelId };
-  };
+  const ofModel = <T extends FaceProbe>(result: T): T => ({
+    ...result,
+    embedding: embeddingOf(result, modelId),
+    modelId,
+  });
   return {
     modelId,
     status: () => ({ ...state(), modelId }),

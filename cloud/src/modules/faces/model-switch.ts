@@ -6,32 +6,15 @@
 // person who can be converted has a template of the new model, the tenant switches in one
 // transaction: the old templates are deleted, and persons that could not be converted (no stored
 // photo, no face found by the new model) are marked not enrolled and counted in the audit row.
-import type { FaceProbe } from '@portico/face-engine';
-import type { AppDeps } from '../../deps.js';
-import { AppError } from '../../http/errors.js';
-import { newId } from '../../infra/db/index.js';
 import { embeddingToBuffer, meanEmbedding } from '@portico/face-engine';
+import type { AppDeps } from '../../deps.js';
+import { newId } from '../../infra/db/index.js';
+import { embeddingOf } from '../../infra/face.js';
 import { recordAudit } from '../audit/record.js';
 import { templateContext } from './gallery.js';
 
 /** Persons re-embedded per run: runs are short so the worker loop stays responsive to shutdown. */
 const DEFAULT_BATCH = 8;
-
-/** A face's embedding by `modelId` (one of the engine's embedders), for a tenant served by that model. */
-export function embeddingOf(result: Pick<FaceProbe, 'embeddings'>, modelId: string): Float32Array {
-  const embedding = result.embeddings[modelId];
-  if (!embedding) {
-    throw new AppError(
-      503,
-      'engine_unavailable',
-      'The biometric engine cannot compute this tenant’s face model',
-      {
-        headers: { 'Retry-After': '30' },
-      },
-    );
-  }
-  return embedding;
-}
 
 export function createModelSwitch(
   deps: Pick<AppDeps, 'db' | 'face' | 'gallery' | 'images' | 'cipher' | 'clock' | 'logger'>,

@@ -7,10 +7,9 @@ import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { frameBytes } from '../../infra/face.js';
+import { embeddingOf, frameBytes } from '../../infra/face.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { templateContext } from '../faces/gallery.js';
-import { embeddingOf } from '../faces/model-switch.js';
 import { emitEvent } from '../outbox/emit.js';
 
 type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'images'>;
