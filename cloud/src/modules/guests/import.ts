@@ -245,22 +245,21 @@ export function createGuestImport(deps: Pick<AppDeps, 'db' | 'clock'>) {
           await prisma.$transaction(async (tx) => {
             // Each chunk re-checks the event (it may have been deleted meanwhile) under its lock.
             await lockEvent(tx, ctx.tenantId, event.id);
-            await tx.guest.createMany({
-              data: chunk.map(({ report, data }) => ({
-                id: report.guestId!,
-                tenantId: ctx.tenantId,
-                eventId: event.id,
-                name: data.name,
-                email: data.email ?? null,
-                phone: data.phone ?? null,
-                document: data.document ?? null,
-                birthDate: data.birthDate ? new Date(`${data.birthDate}T00:00:00.000Z`) : null,
-                status: 'pending',
-                ...newGuestTokens(),
-                createdAt: now,
-                updatedAt: now,
-              })),
-            });
+            // One statement with one array per column: Prisma's createMany binds a parameter per cell.
+            const col = <T>(pick: (r: (typeof chunk)[number]) => T) => chunk.map(pick);
+            const tokens = chunk.map(() => newGuestTokens());
+            await tx.$executeRaw`
+              INSERT INTO guests (id, tenant_id, event_id, name, email, phone, document, birth_date, status,
+                                  guest_token, link_token, created_at, updated_at)
+              SELECT id, ${ctx.tenantId}, ${event.id}, name, email, phone, document, birth_date, 'pending',
+                     guest_token, link_token, ${now}, ${now}
+                FROM unnest(${col((r) => r.report.guestId!)}::text[], ${col((r) => r.data.name)}::text[],
+                            ${col((r) => r.data.email ?? null)}::text[], ${col((r) => r.data.phone ?? null)}::text[],
+                            ${col((r) => r.data.document ?? null)}::text[],
+                            ${col((r) => r.data.birthDate ?? null)}::date[],
+                            ${tokens.map((t) => t.guestToken)}::text[], ${tokens.map((t) => t.linkToken)}::text[])
+                     WITH ORDINALITY AS r(id, name, email, phone, document, birth_date, guest_token, link_token, n)
+               ORDER BY n`;
           });
         } catch (error) {
           if (error instanceof AppError && error.status === 404) {

@@ -412,8 +412,8 @@ export function createGuestService(deps: Deps) {
       const onList = Prisma.sql`(deleted_at IS NULL AND status IN ('confirmed', 'checked_in'))`;
       const rows = await prisma.$queryRaw<ConfirmedRow[]>`
         SELECT id, name, status, checked_in_at, deleted_at, change_seq FROM guests
-         WHERE event_id = ${event.id} AND change_seq > ${after}
-           ${mode === 'full' ? Prisma.sql`AND (${onList} OR change_seq > ${start})` : Prisma.empty}
+         WHERE event_id = ${event.id} AND change_seq > ${after}::bigint
+           ${mode === 'full' ? Prisma.sql`AND (${onList} OR change_seq > ${start}::bigint)` : Prisma.empty}
          ORDER BY change_seq LIMIT ${query.limit + 1}`;
       const page = rows.slice(0, query.limit);
       const more = rows.length > query.limit;

@@ -1,0 +1,160 @@
+// Guests benchmark over real HTTP: importing a 10,000-row CSV file, and a kiosk's confirmed list of an
+// event with 50,000 confirmed guests (the whole list page by page, then an incremental fetch with
+// nothing new). Targets (issue 13): import <= 10 s on PGlite; full list <= 2 s; empty increment <= 20 ms.
+// PGlite in a temporary directory, or with BENCH_DATABASE_URL=postgresql://… a scratch database.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { unavailableFaceService } from '../src/infra/face.js';
+import { createLogger } from '../src/infra/logger.js';
+import { provisionTenant } from '../src/modules/tenants/provision.js';
+import { createRuntime } from '../src/runtime.js';
+import { startServer } from '../src/server.js';
+import { createScratchPostgresDatabase } from '../test/support/database.js';
+
+const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000);
+const LIST_GUESTS = Number(process.env.BENCH_LIST_GUESTS ?? 50_000);
+const PAGE_SIZES = (process.env.BENCH_LIST_PAGES ?? '1000,5000').split(',').map(Number);
+
+const fmt = (n: number) => n.toFixed(1);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-guests-'));
+  const scratch = process.env.BENCH_DATABASE_URL
+    ? await createScratchPostgresDatabase(process.env.BENCH_DATABASE_URL)
+    : undefined;
+  const config = loadConfig({
+    DATABASE_URL: scratch?.url,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    MQTT_PORT: '0',
+    LOG_LEVEL: 'error',
+    SEED_DEMO_TENANT: 'false',
+    NODE_ENV: 'production',
+  });
+  const runtime = await createRuntime(config, {
+    logger: createLogger('error'),
+    face: unavailableFaceService('not needed by this benchmark'),
+  });
+  const server = await startServer(runtime);
+  const { prisma } = runtime.deps.db;
+  console.log(`guests benchmark: ${scratch ? 'PostgreSQL' : 'PGlite'}, ${os.cpus().length} cores`);
+  try {
+    const tenant = await provisionTenant(runtime.deps, {
+      slug: 'bench-guests',
+      name: 'Bench guests',
+      adminEmail: 'bench-guests@example.test',
+    });
+    const login = await fetch(`${server.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
+    });
+    const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+    const api = async (method: string, url: string, body?: unknown) => {
+      const send = () =>
+        fetch(server.url + url, {
+          method,
+          headers: { ...auth, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        });
+      // A kept-alive connection the server closed while the set-up ran: one new connection.
+      const res = await send().catch(send);
+      if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const newEvent = async (name: string) => {
+      const event = (await api('POST', '/v1/events', { name })) as { id: string; publicToken: string };
+      await api('PATCH', `/v1/events/${event.id}/status`, { status: 'published' });
+      return event;
+    };
+
+    // 1. Import.
+    const importEvent = await newEvent('Import');
+    const lines = ['name,email,phone,document,birthDate'];
+    for (let i = 0; i < IMPORT_ROWS; i++) {
+      lines.push(
+        `Guest ${i},guest${i}@example.com,+351 900 ${String(i).padStart(6, '0')},DOC-${i},1990-01-01`,
+      );
+    }
+    const csv = Buffer.from(lines.join('\n'));
+    const form = new FormData();
+    form.append('file', new Blob([csv], { type: 'text/csv' }), 'guests.csv');
+    const warm = new FormData();
+    warm.append('file', new Blob(['name\nWarm Up\n'], { type: 'text/csv' }), 'warm.csv');
+    await fetch(`${server.url}/v1/events/${(await newEvent('Warm-up')).id}/guests/import`, {
+      method: 'POST',
+      headers: auth,
+      body: warm,
+    });
+    let t0 = performance.now();
+    const res = await fetch(`${server.url}/v1/events/${importEvent.id}/guests/import`, {
+      method: 'POST',
+      headers: auth,
+      body: form,
+    });
+    const report = (await res.json()) as { created: number; duplicates: number; failed: number };
+    const importMs = performance.now() - t0;
+    console.log(
+      `import ${IMPORT_ROWS} CSV rows (${(csv.length / 1e6).toFixed(2)} MB): ${fmt(importMs)} ms, ` +
+        `status ${res.status}, created ${report.created}, duplicates ${report.duplicates}, failed ${report.failed}`,
+    );
+
+    // 2. Confirmed list: guests written straight to the table, then fetched over HTTP.
+    const listEvent = await newEvent('List');
+    t0 = performance.now();
+    // One statement (the bench's own set-up; tokens need only be unique here).
+    await prisma.$executeRaw`
+      INSERT INTO guests (id, tenant_id, event_id, name, email, status, confirmed_at, guest_token, link_token,
+                          created_at, updated_at)
+      SELECT gen_random_uuid()::text, ${tenant.tenantId}, ${listEvent.id}, 'Confirmed ' || g, 'c' || g || '@example.com',
+             'confirmed', now(), 'gt_' || md5(random()::text || g), 'lk_' || md5(random()::text || g), now(), now()
+        FROM generate_series(1, ${LIST_GUESTS}::int) AS g`;
+    console.log(`(set-up: ${LIST_GUESTS} confirmed guests written in ${fmt(performance.now() - t0)} ms)`);
+    const base = `/v1/events/${listEvent.publicToken}/confirmed-list`;
+    let checkpoint = '';
+    for (const limit of PAGE_SIZES) {
+      t0 = performance.now();
+      let cursor: string | null = null;
+      let pages = 0;
+      let items = 0;
+      do {
+        const page = (await api('GET', `${base}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)) as {
+          items: unknown[];
+          nextCursor: string | null;
+          checkpoint: string;
+        };
+        items += page.items.length;
+        cursor = page.nextCursor;
+        checkpoint = page.checkpoint;
+        pages++;
+      } while (cursor);
+      console.log(
+        `confirmed list of ${LIST_GUESTS}, pages of ${limit}: ${pages} pages, ${items} guests in ${fmt(performance.now() - t0)} ms`,
+      );
+    }
+    const empty: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      t0 = performance.now();
+      const page = (await api('GET', `${base}?since=${checkpoint}`)) as {
+        items: unknown[];
+        removed: unknown[];
+      };
+      empty.push(performance.now() - t0);
+      if (page.items.length + page.removed.length !== 0) throw new Error('the increment was not empty');
+    }
+    console.log(
+      `empty incremental fetch (since the last checkpoint), 50 requests: first ${fmt(empty[0]!)} ms, ` +
+        `p50 ${fmt(median(empty))} ms, max ${fmt(Math.max(...empty))} ms`,
+    );
+  } finally {
+    await server.stop(1000);
+    await scratch?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
