@@ -220,6 +220,45 @@ describe('events', () => {
     expect(again.status).toBe(404);
   });
 
+  it('documents every event, guest and link route in OpenAPI, the import as a multipart upload', async () => {
+    const doc = (await t.request('GET', '/docs-json')).body;
+    const routes: [string, string][] = [
+      ['get', '/v1/events'],
+      ['post', '/v1/events'],
+      ['get', '/v1/events/{id}'],
+      ['patch', '/v1/events/{id}'],
+      ['patch', '/v1/events/{id}/config'],
+      ['patch', '/v1/events/{id}/status'],
+      ['delete', '/v1/events/{id}'],
+      ['get', '/v1/events/{token}/branding'],
+      ['get', '/v1/events/{token}/confirmed-list'],
+      ['post', '/v1/events/{id}/guests'],
+      ['get', '/v1/events/{id}/guests'],
+      ['patch', '/v1/events/{id}/guests/{guestId}'],
+      ['delete', '/v1/events/{id}/guests/{guestId}'],
+      ['post', '/v1/events/{id}/guests/import'],
+      ['post', '/v1/events/{id}/guests/invite'],
+      ['post', '/v1/events/{id}/guests/reinvite'],
+      ['get', '/v1/events/{eventToken}/guests/{guestToken}'],
+      ['patch', '/v1/events/{eventToken}/guests/{guestToken}/confirm'],
+      ['get', '/v1/public/checkin/link/{token}'],
+    ];
+    for (const [method, path] of routes) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(
+        Object.keys(op.responses).some((s) => s.startsWith('2')),
+        `${method} ${path}`,
+      ).toBe(true);
+    }
+    const upload = doc.paths['/v1/events/{id}/guests/import'].post.requestBody.content;
+    expect(Object.keys(upload)).toEqual(['multipart/form-data']);
+    expect(doc.components.schemas.CreateEventRequest.example).toMatchObject({ name: 'Acme Summit 2026' });
+    expect(doc.paths['/v1/events/{id}/status'].patch.responses['409'].description).toContain(
+      'invalid_transition',
+    );
+  });
+
   it('answers 404 to tenant B for every tenant A event id and token', async () => {
     const event = await create();
     await t.request('PATCH', `/v1/events/${event.id}/status`, {
