@@ -1,7 +1,8 @@
 // Events over HTTP: CRUD, configuration, the status lifecycle, deletion vs archiving, public branding.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { adminOf } from '../support/identity.js';
+import { adminOf, bearer } from '../support/identity.js';
+import { integratorOf } from '../persons/support.js';
 
 const GALA = {
   name: 'Acme Gala',
@@ -218,6 +219,21 @@ describe('events', () => {
       body: { personId: person.body.id, eventId: used.id },
     });
     expect(again.status).toBe(404);
+  });
+
+  it('takes an API key with every scope; a narrower key gets 403 insufficient_scope', async () => {
+    const org = await integratorOf(t);
+    const made = await t.request('POST', '/v1/events', { headers: org.keyHeaders, body: { name: 'By key' } });
+    expect(made.status).toBe(201);
+    const apps = await t.request('GET', '/v1/applications', { headers: org.headers });
+    const narrow = await t.request('POST', `/v1/applications/${apps.body.items[0].id}/api-keys`, {
+      headers: org.headers,
+      body: { scopes: ['persons:read'] },
+    });
+    expect(narrow.status).toBe(201);
+    const refused = await t.request('GET', '/v1/events', { headers: bearer(narrow.body.key) });
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('insufficient_scope');
   });
 
   it('documents every event, guest and link route in OpenAPI, the import as a multipart upload', async () => {
