@@ -156,6 +156,12 @@ describe('guests by token', () => {
       });
     }
     expect(await t.deps.db.prisma.checkIn.count({ where: { guestId: guest.id } })).toBe(1);
+    const undo = await t.request('PATCH', `/v1/events/${event.id}/guests/${guest.id}`, {
+      headers: a.headers,
+      body: { status: 'pending' },
+    });
+    expect(undo.status).toBe(409);
+    expect(undo.body.code).toBe('conflict');
   });
 
   it('records one check-in when first visits race', async () => {
@@ -279,6 +285,9 @@ describe('guests by token', () => {
 
     const bad = await t.request('GET', `${base}?cursor=garbage`);
     expect(bad.status).toBe(400);
+    for (const since of ['99999999999999999999', '-1', 'abc']) {
+      expect((await t.request('GET', `${base}?since=${since}`)).status, since).toBe(400);
+    }
     const draft = await newEvent();
     expect((await t.request('GET', `/v1/events/${draft.publicToken}/confirmed-list`)).status).toBe(404);
   });

@@ -341,7 +341,7 @@ export const PublicGuest = z
   });
 
 export const ConfirmedListQuery = z.object({
-  since: Text.regex(/^\d{1,19}$/)
+  since: Text.regex(/^\d{1,18}$/, 'a checkpoint this API issued')
     .optional()
     .openapi({ description: 'A `checkpoint` from an earlier fetch: only changes after it (with removals).' }),
   cursor: Text.max(512).optional().openapi({ description: '`nextCursor` of the previous page.' }),

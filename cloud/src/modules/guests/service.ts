@@ -140,6 +140,9 @@ export function createGuestService(deps: Deps) {
   /** Status changes an admin makes: confirming counts against the capacity. */
   async function statusColumns(tx: Tx, event: Event, from: string | null, to: GuestStatus | undefined) {
     if (to === undefined || to === from) return {};
+    if (from === 'checked_in') {
+      throw new AppError(409, 'conflict', 'A checked-in guest keeps its status: the check-in happened');
+    }
     if (ON_LIST.includes(to) && !(from && ON_LIST.includes(from)) && event.capacity !== null) {
       if ((await confirmedCount(tx, event.id)) >= event.capacity) throw eventFull(event.capacity);
     }
@@ -398,8 +401,8 @@ export function createGuestService(deps: Deps) {
           (v) =>
             v.length === 3 &&
             (v[0] === 'full' || v[0] === 'delta') &&
-            /^\d+$/.test(String(v[1])) &&
-            /^\d+$/.test(String(v[2])),
+            /^\d{1,18}$/.test(String(v[1])) &&
+            /^\d{1,18}$/.test(String(v[2])),
         ) as ['full' | 'delta', string, string];
         [mode, after, start] = [m, BigInt(a), BigInt(s)];
       } else if (query.since !== undefined) {
