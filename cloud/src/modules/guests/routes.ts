@@ -125,7 +125,12 @@ export function guestRoutes(deps: AppDeps) {
       params: EventGuestParams,
       body: UpdateGuestRequest,
       responses: { 200: { description: 'The updated guest', schema: Guest } },
-      errors: [notFound, duplicate, full],
+      errors: [
+        notFound,
+        duplicate,
+        full,
+        { status: 409, code: 'conflict', description: 'the guest is checked in: its status stays' },
+      ],
       handler: async ({ actor, params, body, req, res }) => ({
         status: 200,
         body: await guests.update(personContextOf(actor, req, res), params.id, params.guestId, body),
