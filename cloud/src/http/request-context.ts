@@ -47,3 +47,14 @@ export function requestMeta(req: Request, res: Response): RequestMeta {
     requestId: (res.locals.requestId as string | undefined) ?? null,
   };
 }
+
+/**
+ * A visit of a link that no person made: HEAD (link checkers), a browser prefetch or a link preview
+ * (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying prefetch, prerender or preview). Routes
+ * behind e-mailed or printed links record nothing for it.
+ */
+export function isLinkPreview(req: Request): boolean {
+  if (req.method === 'HEAD') return true;
+  const purpose = ['purpose', 'sec-purpose', 'x-purpose', 'x-moz'].map((h) => req.get(h) ?? '').join(' ');
+  return /prefetch|prerender|preview/i.test(purpose);
+}

@@ -14,7 +14,7 @@ import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { ActorKind } from '../../http/actor.js';
 import { createRateLimiter, type Limit, type RateLimitRule } from '../../http/rate-limit.js';
-import { requestMeta } from '../../http/request-context.js';
+import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
@@ -50,9 +50,7 @@ function forCaller<T extends CheckinResult>(kind: ActorKind, result: T): T {
  * opened the link, a mail scanner). Scanners and kiosks call the route as API clients.
  */
 function linkVisit(req: Request): 'preview' | 'browser' | null {
-  if (req.method === 'HEAD') return 'preview';
-  const purpose = ['purpose', 'sec-purpose', 'x-purpose', 'x-moz'].map((h) => req.get(h) ?? '').join(' ');
-  if (/prefetch|prerender|preview/i.test(purpose)) return 'preview';
+  if (isLinkPreview(req)) return 'preview';
   return req.accepts(['application/json', 'text/html']) === 'text/html' ? 'browser' : null;
 }
 

@@ -20,9 +20,8 @@ import {
   PublicGuestParams,
   UpdateGuestRequest,
 } from '@portico/contract';
-import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
-import { requestMeta } from '../../http/request-context.js';
+import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { personContextOf } from '../persons/routes.js';
 import { createGuestImport, readUpload } from './import.js';
@@ -33,13 +32,6 @@ const TAG = 'Guests';
 const AUTH = ['apiKey', 'adminSession'] as const;
 const WHO = 'Integrator API key or tenant admin session; always within the caller’s tenant. ';
 const NEVER = 'Never document number, phone, birth date, e-mail or biometric data. ';
-
-/** HEAD, a browser prefetch or a link preview: a link visit no person made, which records nothing. */
-function isPreview(req: Request): boolean {
-  if (req.method === 'HEAD') return true;
-  const purpose = ['purpose', 'sec-purpose', 'x-purpose', 'x-moz'].map((h) => req.get(h) ?? '').join(' ');
-  return /prefetch|prerender|preview/i.test(purpose);
-}
 
 export function guestRoutes(deps: AppDeps) {
   const guests = createGuestService(deps);
@@ -310,7 +302,7 @@ export function guestRoutes(deps: AppDeps) {
         limited,
       ],
       handler: async ({ actor, params, req, res }) => {
-        if (isPreview(req)) return { status: 204 };
+        if (isLinkPreview(req)) return { status: 204 };
         return { status: 200, body: await guests.checkinByLink(actor, params.token, requestMeta(req, res)) };
       },
     }),
