@@ -1,7 +1,7 @@
 // Events over HTTP: CRUD, configuration, the status lifecycle, deletion vs archiving, public branding.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { adminOf, bearer } from '../support/identity.js';
+import { adminOf, bearer, loggedInUser } from '../support/identity.js';
 import { integratorOf } from '../persons/support.js';
 
 const GALA = {
@@ -234,6 +234,41 @@ describe('events', () => {
     const refused = await t.request('GET', '/v1/events', { headers: bearer(narrow.body.key) });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('insufficient_scope');
+    // events:read reads events and guests, and changes nothing.
+    const reader = await t.request('POST', `/v1/applications/${apps.body.items[0].id}/api-keys`, {
+      headers: org.headers,
+      body: { scopes: ['events:read'] },
+    });
+    const readerKey = bearer(reader.body.key);
+    expect((await t.request('GET', '/v1/events', { headers: readerKey })).status).toBe(200);
+    expect((await t.request('GET', `/v1/events/${made.body.id}/guests`, { headers: readerKey })).status).toBe(
+      200,
+    );
+    const write = await t.request('POST', `/v1/events/${made.body.id}/guests`, {
+      headers: readerKey,
+      body: { name: 'Nope' },
+    });
+    expect(write.status).toBe(403);
+    expect(write.body.code).toBe('insufficient_scope');
+  });
+
+  it('lets the operator role read events and guests but not change them (403 forbidden)', async () => {
+    const opHeaders = await loggedInUser(t, a.tenant.tenantId, 'operator', `op@${a.tenant.slug}.example.com`);
+    const event = await create();
+    expect((await t.request('GET', `/v1/events/${event.id}`, { headers: opHeaders })).status).toBe(200);
+    expect((await t.request('GET', `/v1/events/${event.id}/guests`, { headers: opHeaders })).status).toBe(
+      200,
+    );
+    for (const [method, path, body] of [
+      ['POST', '/v1/events', { name: 'Op' }],
+      ['PATCH', `/v1/events/${event.id}`, { name: 'Op' }],
+      ['POST', `/v1/events/${event.id}/guests`, { name: 'Op' }],
+      ['DELETE', `/v1/events/${event.id}`, undefined],
+    ] as const) {
+      const res = await t.request(method, path, { headers: opHeaders, ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code).toBe('forbidden');
+    }
   });
 
   it('documents every event, guest and link route in OpenAPI, the import as a multipart upload', async () => {

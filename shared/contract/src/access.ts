@@ -9,13 +9,16 @@ export const API_SCOPES = [
   'checkin',
   'tenant:read',
   'tenant:write',
+  'events:read',
+  'events:write',
 ] as const;
 
 export const ApiScope = z.enum(API_SCOPES).openapi('ApiScope', {
   description:
     '`persons:read` list and read persons; `persons:write` create, change, import, delete and anonymise ' +
     'persons, enroll faces, send enrollment links; `checkin` identify, QR tokens and QR check-in; ' +
-    '`tenant:read` read the tenant and its settings; `tenant:write` change them. A key issued without ' +
+    '`tenant:read` read the tenant and its settings; `tenant:write` change them; `events:read` list and read ' +
+    'events and their guests; `events:write` create, change, delete events and guests, import and invite. A key issued without ' +
     '`scopes` holds every scope. Routes that take API keys and name no scope need a key with every scope.',
 });
 export type ApiScope = z.infer<typeof ApiScope>;
@@ -24,7 +27,7 @@ export type ApiScope = z.infer<typeof ApiScope>;
 export const ROLE_SCOPES: Record<UserRole, readonly ApiScope[]> = {
   owner: API_SCOPES,
   admin: API_SCOPES,
-  operator: ['persons:read', 'checkin', 'tenant:read'],
+  operator: ['persons:read', 'checkin', 'tenant:read', 'events:read'],
 };
 
 /** The `scopes` of a key request: at least one, each once; omitted means every scope. */
