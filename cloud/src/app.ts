@@ -11,6 +11,7 @@ import { docsRouter } from './modules/docs/routes.js';
 import { generateOpenApi, registerSecuritySchemes } from './modules/docs/openapi.js';
 import { moduleRoutes } from './modules/index.js';
 import { createCredentialVerifier } from './modules/auth/verifier.js';
+import { createDeviceService } from './modules/devices/service.js';
 
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps) {
     authenticate: authenticate({
       internalSecret: deps.secrets.internalSecret,
       verifier: createCredentialVerifier(deps),
+      verifyDevice: createDeviceService(deps).verify,
     }),
     parseBody: express.json({ limit: deps.config.bodyLimit, strict: true }),
     checkResponses: deps.config.env !== 'production',

@@ -13,7 +13,7 @@ export type Actor =
       scopes: readonly ApiScope[];
     }
   | { kind: 'portal'; accountId: string; sessionId: string }
-  | { kind: 'device'; tenantId: string | null }
+  | { kind: 'device'; tenantId: string; deviceId: string }
   | { kind: 'public' };
 
 export type ActorKind = Actor['kind'];

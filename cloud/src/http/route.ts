@@ -133,9 +133,11 @@ export function mountRoute(
     res.locals.actor ??= { kind: 'public' };
     const actor = res.locals.actor as { kind: ActorKind };
     if (!def.auth.includes(actor.kind)) {
-      throw actor.kind === 'public'
-        ? new AppError(401, 'unauthorized', 'Authentication required', {
-            headers: { 'WWW-Authenticate': 'Bearer' },
+      // A device route called with other credentials lacks its own: unauthenticated, not forbidden.
+      const deviceOnly = def.auth.length === 1 && def.auth[0] === 'device';
+      throw actor.kind === 'public' || deviceOnly
+        ? new AppError(401, 'unauthorized', deviceOnly ? DEVICE_CREDENTIALS : 'Authentication required', {
+            headers: { 'WWW-Authenticate': deviceOnly ? 'x-internal-secret' : 'Bearer' },
           })
         : new AppError(
             403,
@@ -165,6 +167,8 @@ export function mountRoute(
   });
   registry.registerPath(toOpenApi(def));
 }
+
+const DEVICE_CREDENTIALS = 'This route takes device credentials: x-internal-secret and x-device-token';
 
 function checkScope(def: RouteDef, actor: Actor): void {
   if (actor.kind === 'apiKey') {
@@ -228,7 +232,7 @@ const SECURITY: Record<Exclude<ActorKind, 'public'>, Record<string, string[]>> =
   adminSession: { adminSession: [] },
   apiKey: { apiKey: [] },
   portal: { portalJwt: [] },
-  device: { internalSecret: [] },
+  device: { internalSecret: [], deviceToken: [] },
 };
 
 function problemResponse(description: string) {

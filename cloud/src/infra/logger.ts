@@ -7,6 +7,7 @@ const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.headers["x-internal-secret"]',
+  'req.headers["x-device-token"]',
   'res.headers["set-cookie"]',
   '*.password',
   '*.token',

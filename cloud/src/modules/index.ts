@@ -10,6 +10,8 @@ import { personRoutes } from './persons/routes.js';
 import { onboardingRoutes } from './onboarding/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { guestRoutes } from './guests/routes.js';
+import { deviceRoutes } from './devices/routes.js';
+import { syncRoutes } from './sync/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -22,5 +24,7 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...checkinRoutes(deps),
     ...eventRoutes(deps),
     ...guestRoutes(deps),
+    ...deviceRoutes(deps),
+    ...syncRoutes(deps),
   ];
 }

@@ -8,6 +8,7 @@ import { authenticate } from '../../src/http/authenticate.js';
 import { errorHandler } from '../../src/http/errors.js';
 import { defineRoute, mountRoute } from '../../src/http/route.js';
 import { newId } from '../../src/infra/db/index.js';
+import { createDeviceService } from '../../src/modules/devices/service.js';
 import { createCredentialVerifier } from '../../src/modules/auth/verifier.js';
 import { signPortalToken } from '../../src/modules/auth/tokens.js';
 import { adminOf, bearer, startApp, type IdentityApp } from '../support/identity.js';
@@ -64,6 +65,7 @@ describe('caller kinds', () => {
         authenticate: authenticate({
           internalSecret: app.deps.secrets.internalSecret,
           verifier: createCredentialVerifier(app.deps),
+          verifyDevice: createDeviceService(app.deps).verify,
         }),
         parseBody: express.json(),
         checkResponses: true,
@@ -102,13 +104,14 @@ describe('caller kinds', () => {
     for (const headers of [
       admin.headers,
       bearer(apiKey),
-      { 'x-internal-secret': app.deps.secrets.internalSecret },
     ]) {
       const res = await portalMe(headers);
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('forbidden');
     }
     expect((await portalMe({})).status).toBe(401);
+    // The secret without a device token identifies no device (modules/devices).
+    expect((await portalMe({ 'x-internal-secret': app.deps.secrets.internalSecret })).status).toBe(401);
   });
 
   it('admin and integrator routes refuse a portal JWT with 403 forbidden', async () => {
@@ -127,13 +130,13 @@ describe('caller kinds', () => {
     }
   });
 
-  it('a device secret is refused on admin routes (403); a wrong secret is 401', async () => {
+  it('a device secret without its device token is 401 on admin routes; a wrong secret is 403', async () => {
     const ok = await app.request('GET', '/v1/applications', {
       headers: { 'x-internal-secret': app.deps.secrets.internalSecret },
     });
-    expect(ok.status).toBe(403);
+    expect(ok.status).toBe(401);
     const wrong = await app.request('GET', '/v1/applications', { headers: { 'x-internal-secret': 'nope' } });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
   });
 
   it('an API key is refused on the session routes /v1/auth/me and /v1/auth/products (403)', async () => {

@@ -63,10 +63,10 @@ describe('HTTP platform', () => {
     expect(replaced.headers.get('x-request-id')).toMatch(/^req_/);
   });
 
-  it('refuses a wrong x-internal-secret with 401', async () => {
+  it('refuses a wrong x-internal-secret with 403', async () => {
     const res = await t.request('GET', '/v1/health/live', { headers: { 'x-internal-secret': 'wrong' } });
-    expect(res.status).toBe(401);
-    expect(res.body.code).toBe('unauthorized');
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('forbidden');
   });
 
   it('answers 503 with the reason when the database is down', async () => {

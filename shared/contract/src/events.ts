@@ -40,6 +40,15 @@ export const CheckinEventData = z
     score: z.number().nullable().openapi({ description: 'Best face match score (cosine), facial only.' }),
     livenessScore: z.number().nullable(),
     deviceId: z.string().nullable(),
+    offline: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'True when an edge device decided it offline and uploaded it later.' }),
+    recordedAt: z.string().optional().openapi({ description: 'Offline check-ins: when the device decided.' }),
+    flags: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: 'Offline check-ins: where the cloud disagrees (see `SyncFlag`).' }),
   })
   .openapi('CheckinEventData');
 

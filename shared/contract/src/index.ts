@@ -11,3 +11,4 @@ export * from './checkin.js';
 export * from './persons.js';
 export * from './onboarding.js';
 export * from './event-guests.js';
+export * from './sync.js';

@@ -46,7 +46,16 @@ export interface CheckinAttempt {
   ip?: string | null;
   /** Rows written with the check-in, in the same statement (e.g. its stored frame). */
   alsoInsert?: (checkInId: string) => Prisma.Sql[];
+  /**
+   * A decision an edge device made earlier (POST /v1/sync/batch): recorded under the device's id and
+   * time with the device's outcome. The event's rules are re-checked only to flag where the cloud
+   * disagrees (a late fact is kept, not refused).
+   */
+  synced?: { checkInId: string; recordedAt: Date; deviceId: string; decision: Decision };
 }
+
+/** A recorded check-in; `flags` only for synced ones (SyncFlag). */
+export type RecordedCheckin = CheckinResult & { flags?: string[]; receivedAt?: string };
 
 const EVENT_FIELDS = {
   id: true,
@@ -76,8 +85,9 @@ export async function loadEvent(
 export async function recordCheckin(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox'>,
   attempt: CheckinAttempt,
-): Promise<CheckinResult> {
+): Promise<RecordedCheckin> {
   const { prisma } = deps.db;
+  const { synced } = attempt;
   const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
   const { event } = attempt;
   const person = attempt.personId
@@ -92,8 +102,10 @@ export async function recordCheckin(
     attempt.location,
     settings.geofenceRadiusMetros,
   );
-  const occurredAt = deps.clock.now();
-  const checkInId = newId();
+  const receivedAt = deps.clock.now();
+  const occurredAt = synced?.recordedAt ?? receivedAt;
+  const checkInId = synced?.checkInId ?? newId();
+  const flags: string[] = [];
 
   // What the check-in row, its audit row, its event and the answer all state.
   const facts = {
@@ -121,7 +133,13 @@ export async function recordCheckin(
         latitude: attempt.location?.lat ?? null,
         longitude: attempt.location?.lng ?? null,
         occurred_at: occurredAt,
-        received_at: occurredAt,
+        received_at: receivedAt,
+        ...(synced && {
+          device_id: synced.deviceId,
+          source: 'sync',
+          late_upload: receivedAt.getTime() - occurredAt.getTime() > LATE_AFTER_MS,
+          conflict: flags.length > 0 ? flags.join(',') : null,
+        }),
       }),
       ...(attempt.alsoInsert?.(checkInId) ?? []),
       auditInsert({
@@ -138,7 +156,13 @@ export async function recordCheckin(
         {
           tenantId: attempt.tenantId,
           name: `checkin.${outcome}`,
-          data: { checkInId, ...facts, method: attempt.method, deviceId: attempt.deviceId ?? null },
+          data: {
+            checkInId,
+            ...facts,
+            method: attempt.method,
+            deviceId: attempt.deviceId ?? null,
+            ...(synced && { offline: true, recordedAt: occurredAt.toISOString(), flags }),
+          },
           at: occurredAt,
         },
         settings,
@@ -150,7 +174,7 @@ export async function recordCheckin(
   });
 
   let result: Decision;
-  if (attempt.verdict === 'recognised' && (person || attempt.guest) && event) {
+  if (attempt.verdict === 'recognised' && (person || attempt.guest || synced) && event) {
     // The event's rules count its admissions: decided and written under the event's row lock, so
     // concurrent check-ins cannot both take the last place. Guest rows change under the same lock
     // (their change sequence is the confirmed list's checkpoint).
@@ -163,9 +187,17 @@ export async function recordCheckin(
         });
       }
       facts.guestId = guest?.id ?? null;
-      const decision = admitted(await denialReason(tx, event, facts, attempt.method));
+      const denial = await denialReason(tx, event, facts, attempt.method);
+      let decision = admitted(denial);
+      if (synced) {
+        decision = synced.decision;
+        if (ADMITTED.has(decision.outcome)) {
+          if (denial) flags.push(denial);
+          if (guest?.checked_in_at) flags.push('already_checked_in');
+        }
+      }
       await tx.$executeRaw(write(decision));
-      if (guest && !guest.checked_in_at && decision.reason === null) {
+      if (guest && !guest.checked_in_at && ADMITTED.has(decision.outcome)) {
         await tx.$executeRaw`
           UPDATE guests SET status = 'checked_in', checked_in_at = ${occurredAt},
                  change_seq = nextval('guests_change_seq_seq'), updated_at = ${occurredAt}
@@ -174,7 +206,8 @@ export async function recordCheckin(
       return decision;
     });
   } else {
-    if (attempt.verdict === 'liveness_failed') result = { outcome: 'liveness_failed', reason: null };
+    if (synced) result = synced.decision;
+    else if (attempt.verdict === 'liveness_failed') result = { outcome: 'liveness_failed', reason: null };
     else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
@@ -197,8 +230,13 @@ export async function recordCheckin(
     livenessScore: facts.livenessScore,
     geofenceStatus: geofence,
     occurredAt: occurredAt.toISOString(),
+    ...(synced && { flags, receivedAt: receivedAt.toISOString() }),
   };
 }
+
+const ADMITTED: ReadonlySet<string> = new Set(['success', 'geofence_alert']);
+/** A synced check-in received this long after the device decided is marked `late_upload`. */
+const LATE_AFTER_MS = 60_000;
 
 /** The guest row a check-in at `eventId` is for: the given guest, else the person's guest row. */
 async function guestAt(

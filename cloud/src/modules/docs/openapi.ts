@@ -23,7 +23,17 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
     type: 'apiKey',
     in: 'header',
     name: 'x-internal-secret',
-    description: 'Shared secret of edge devices (`POST /v1/sync/batch`).',
+    description:
+      'Platform secret of edge devices (`INTERNAL_SECRET`; during a rotation `current,previous` are both ' +
+      'accepted). Missing: 401; wrong: 403. Sent together with `x-device-token`.',
+  });
+  registry.registerComponent('securitySchemes', 'deviceToken', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'x-device-token',
+    description:
+      'Token of one registered device (`POST /v1/devices`, shown once): binds the call to the device’s ' +
+      'tenant. Missing, unknown or revoked: 401.',
   });
 }
 
