@@ -8,7 +8,7 @@ import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { embeddingOf, frameBytes } from '../../infra/face.js';
-import { getTenantSettings } from '../tenants/service.js';
+import { tenantSettingsOf } from '../tenants/settings.js';
 import { templateContext } from '../faces/gallery.js';
 import { emitEvent } from '../outbox/emit.js';
 
@@ -49,11 +49,12 @@ export function createEnrollment(deps: Deps) {
      */
     async check(tenantId: string, frames: readonly string[], personId: string | null): Promise<CheckedFace> {
       const analyses = await Promise.all(frames.map((frame) => deps.face.analyze(frame)));
-      const settings = await getTenantSettings(deps.db, tenantId);
-      const { faceModelId: servingModelId } = await deps.db.prisma.tenant.findUniqueOrThrow({
+      const tenant = await deps.db.prisma.tenant.findUniqueOrThrow({
         where: { id: tenantId },
-        select: { faceModelId: true },
+        select: { settings: true, faceModelId: true },
       });
+      const settings = tenantSettingsOf(tenant.settings);
+      const servingModelId = tenant.faceModelId;
       analyses.forEach((analysis, photo) => {
         if (analysis.quality < settings.biometricQualityLevel) {
           const which = frames.length > 1 ? `Photo ${photo + 1}: face` : 'Face';
@@ -109,7 +110,7 @@ export function createEnrollment(deps: Deps) {
     },
 
     /**
-     * Stores the encrypted image file, then (in the caller's transaction) replaces the person's template
+     * Stores the encrypted image files, then (in the caller's transaction) replaces the person's template
      * and enrollment images and emits `person.enrolled`. Returns what to do after commit / on rollback.
      */
     async store(tenantId: string, personId: string, face: CheckedFace) {
