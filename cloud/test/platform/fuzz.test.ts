@@ -19,7 +19,7 @@ import { base64, cleanPhotos, facelessPng, HAS_MODELS, sharedFaceEngine } from '
 import { bearer, login, PASSWORD } from '../support/identity.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_123);
-const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 const ONLY = process.env.FUZZ_OPERATION;
 const VERBOSE = process.env.FUZZ_VERBOSE === '1';
 const REQUEST_TIMEOUT_MS = 20_000;
