@@ -116,7 +116,7 @@ function panelSvg(panel: Panel, offsetX: number, id: number): string {
   });
   out.push(`<g clip-path="url(#c${id})">${lines.join('')}</g>`);
   // Legend in the top right corner, where DET curves do not go (both error rates high).
-  const legendW = 300;
+  const legendW = 330;
   const lx = x0 + w - legendW - 10;
   const ly = y0 + 10;
   out.push(

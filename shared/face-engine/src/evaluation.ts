@@ -400,6 +400,8 @@ export function runOpenSet(
   samples: readonly OpenSetSample[],
   splits: readonly OpenSetSplit[],
   score: DecisionScore,
+  /** What each sample looks like as a probe, when not its own embedding (e.g. a burst of frames). */
+  probeEmbeddings?: readonly Float32Array[],
 ): OpenSetTrial {
   const probes: ProbeTrial[] = [];
   const galleries: number[] = [];
@@ -417,7 +419,10 @@ export function runOpenSet(
       cohortStats(templates.filter((_, other) => other !== row).map((u) => dot(t, u))),
     );
     const trial = (sample: number, enrolled: boolean): void => {
-      const probe = samples[sample]!;
+      const probe = {
+        ...samples[sample]!,
+        embedding: probeEmbeddings?.[sample] ?? samples[sample]!.embedding,
+      };
       const cosines = templates.map((t) => dot(probe.embedding, t));
       const hits = index.search(probe.embedding, score === 'cosine' ? 2 : CHECK_IN_CANDIDATES, {
         mode: 'exact',
