@@ -1,0 +1,86 @@
+// Composition root of the device agent: store, replica, queue, door, sync loop and local API.
+import { EventEmitter } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import type { FaceEngine } from '@portico/face-engine';
+import { createApi } from './api.js';
+import { createFrameSource } from './camera.js';
+import type { AgentConfig } from './config.js';
+import { createDoor } from './door.js';
+import { createQueue } from './queue.js';
+import { createReplica } from './replica.js';
+import { createSealer } from './sealed.js';
+import { openStore } from './store.js';
+import { createSync } from './sync.js';
+
+export interface Agent {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startAgent(
+  config: AgentConfig,
+  options: { face?: FaceEngine | null; now?: () => number } = {},
+): Promise<Agent> {
+  const now = options.now ?? Date.now;
+  const changes = new EventEmitter();
+  const changed = () => changes.emit('change');
+  const db = await openStore(config.dataDir);
+  const sealer = createSealer(config.dataKey);
+  const replica = createReplica(db, sealer);
+  await replica.load(config.eventTokens);
+  const queue = createQueue(db, sealer);
+  const sync = createSync({ config, queue, replica, now, onChange: changed });
+  const face = options.face ?? null;
+  const door = createDoor({
+    replica,
+    queue,
+    face,
+    maxReplicaAgeMs: config.maxReplicaAgeMs,
+    now,
+    decided: () => {
+      changed();
+      sync.nudge();
+    },
+  });
+
+  const status = async () => ({
+    online: sync.state.online,
+    queueLength: await queue.length(),
+    lastSyncAt: sync.state.lastSyncAt ? new Date(sync.state.lastSyncAt).toISOString() : null,
+    lastError: sync.state.lastError,
+    uploaded: sync.state.uploaded,
+    rejected: sync.state.rejected,
+    events: replica.all().map((r) => ({
+      token: r.token,
+      eventId: r.event?.id ?? null,
+      name: r.event?.name ?? null,
+      guests: r.guests.size,
+      templates: r.index.size,
+      refreshedAt: r.refreshedAt ? new Date(r.refreshedAt).toISOString() : null,
+      faceAdmission: r.refreshedAt > 0 && now() - r.refreshedAt <= config.maxReplicaAgeMs,
+    })),
+  });
+
+  const server = createApi({
+    door,
+    status,
+    camera: config.frameSource ? createFrameSource(config.frameSource) : null,
+    onChange: (listener) => {
+      changes.on('change', listener);
+      return () => changes.off('change', listener);
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  void sync.start();
+
+  return {
+    url: `http://${config.host}:${(server.address() as AddressInfo).port}`,
+    async stop() {
+      await sync.stop();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await face?.close();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// The agent's settings, all from the environment (one place, read once at start).
+import path from 'node:path';
+import { z } from '@portico/contract';
+
+const Env = z.object({
+  PORTICO_CLOUD_URL: z.url(),
+  INTERNAL_SECRET: z.string().min(24),
+  DEVICE_TOKEN: z.string().startsWith('pdt_'),
+  EVENT_TOKENS: z
+    .string()
+    .min(1)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  AGENT_DATA_DIR: z.string().default('.agent-data'),
+  AGENT_HOST: z.string().default('127.0.0.1'),
+  AGENT_PORT: z.coerce.number().int().min(0).max(65535).default(7171),
+  /** 32 bytes, base64: encrypts the templates and the queue at rest. */
+  AGENT_DATA_KEY: z
+    .string()
+    .refine((s) => Buffer.from(s, 'base64').length === 32, 'must be 32 bytes in base64'),
+  /** After this long without a successful replica refresh, admission by face stops. */
+  MAX_REPLICA_AGE_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(6 * 3600),
+  SYNC_INTERVAL_MS: z.coerce.number().int().min(50).default(3000),
+  /** Longest wait between attempts while the cloud is unreachable. */
+  MAX_BACKOFF_MS: z.coerce.number().int().min(50).default(60_000),
+  /** `off`: no face engine (QR only; tests of the queue). */
+  AGENT_FACE: z.enum(['on', 'off']).default('on'),
+  AGENT_FACE_WORKERS: z.coerce.number().int().min(1).default(1),
+  /** A still image or a folder of them, served as the camera (tests, demos, units without a camera). */
+  FRAME_SOURCE: z.string().optional(),
+});
+
+export type AgentConfig = ReturnType<typeof loadAgentConfig>;
+
+export function loadAgentConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`device-agent configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return {
+    cloudUrl: e.PORTICO_CLOUD_URL.replace(/\/$/, ''),
+    internalSecret: e.INTERNAL_SECRET,
+    deviceToken: e.DEVICE_TOKEN,
+    eventTokens: e.EVENT_TOKENS,
+    dataDir: path.resolve(e.AGENT_DATA_DIR),
+    host: e.AGENT_HOST,
+    port: e.AGENT_PORT,
+    dataKey: Buffer.from(e.AGENT_DATA_KEY, 'base64'),
+    maxReplicaAgeMs: e.MAX_REPLICA_AGE_S * 1000,
+    syncIntervalMs: e.SYNC_INTERVAL_MS,
+    maxBackoffMs: e.MAX_BACKOFF_MS,
+    face: e.AGENT_FACE === 'on',
+    faceWorkers: e.AGENT_FACE_WORKERS,
+    frameSource: e.FRAME_SOURCE,
+  };
+}

@@ -1,0 +1,193 @@
+// What happens at the door: a face or a QR code in, a decision out, decided from the replica alone
+// (online or not) and written to the durable queue before it is answered.
+import { createHash } from 'node:crypto';
+import { isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
+import type { SyncItem } from '@portico/contract';
+import { eventDecision, faceVerdict, type Decision } from './decide.js';
+import { uuidv7 } from './ids.js';
+import { actionPerformed, createChallenges } from './liveness.js';
+import type { Queue } from './queue.js';
+import type { EventReplica, Replica } from './replica.js';
+
+export class DoorError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DoorAnswer {
+  checkInId: string;
+  outcome: Decision['outcome'];
+  reason: Decision['reason'];
+  guest: { displayName: string } | null;
+  score: number | null;
+  threshold: number | null;
+  livenessScore: number | null;
+  recordedAt: string;
+}
+
+/** Candidates searched beyond the best, so calibration can reorder close ones. */
+const SEARCH_K = 3;
+const round = (n: number) => Math.round(n * 10_000) / 10_000;
+const firstName = (name: string) => name.trim().split(/\s+/)[0] ?? '';
+
+export function createDoor(deps: {
+  replica: Replica;
+  queue: Queue;
+  face: FaceEngine | null;
+  maxReplicaAgeMs: number;
+  now: () => number;
+  /** Called after each decision is queued (the sync loop sends it when online). */
+  decided: () => void;
+}) {
+  const challenges = createChallenges(deps.now);
+
+  function replicaOf(
+    token: string,
+  ): EventReplica & {
+    event: NonNullable<EventReplica['event']>;
+    policy: NonNullable<EventReplica['policy']>;
+  } {
+    const replica = deps.replica.get(token);
+    if (!replica) throw new DoorError(404, 'unknown_event', 'This device does not serve that event');
+    if (!replica.event || !replica.policy) {
+      throw new DoorError(
+        503,
+        'replica_empty',
+        'The event has not been replicated yet: connect to the cloud once',
+      );
+    }
+    return replica as never;
+  }
+
+  const admittedCount = (replica: EventReplica) => {
+    let n = 0;
+    for (const g of replica.guests.values()) if (g.checkedIn) n++;
+    return n;
+  };
+
+  async function record(
+    replica: EventReplica & { event: NonNullable<EventReplica['event']> },
+    method: 'facial' | 'qr',
+    decision: Decision,
+    guestId: string | null,
+    scores: { score: number | null; threshold: number | null; livenessScore: number | null },
+  ): Promise<DoorAnswer> {
+    const at = deps.now();
+    const guest = guestId ? replica.guests.get(guestId) : undefined;
+    const item: SyncItem = {
+      clientId: uuidv7(at),
+      eventId: replica.event.id,
+      ...(guest && { guestId: guest.guestId }),
+      ...(guest?.personId && { personId: guest.personId }),
+      method,
+      outcome: decision.outcome,
+      reason: decision.reason,
+      recordedAt: new Date(at).toISOString(),
+      score: scores.score,
+      livenessScore: scores.livenessScore,
+    };
+    // Durable before anyone hears the answer.
+    await deps.queue.add(item, at);
+    if (guest && decision.reason === null && decision.outcome !== 'liveness_failed') {
+      await deps.replica.markCheckedIn(replica.token, guest.guestId, item.recordedAt);
+    }
+    deps.decided();
+    return {
+      checkInId: item.clientId,
+      outcome: decision.outcome,
+      reason: decision.reason,
+      guest: guest && decision.outcome !== 'denied' ? { displayName: firstName(guest.name) } : null,
+      ...scores,
+      recordedAt: item.recordedAt,
+    };
+  }
+
+  return {
+    challenge: () => challenges.issue(),
+
+    /**
+     * By face. With the tenant requiring liveness: the nonce of a fresh challenge and a few frames that
+     * show its action, plus the passive score; without, one frame is enough.
+     */
+    async identify(token: string, input: { frames: string[]; nonce?: string | undefined }) {
+      const replica = replicaOf(token);
+      const { policy } = replica;
+      if (!deps.face)
+        throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
+      const age = deps.now() - replica.refreshedAt;
+      if (age > deps.maxReplicaAgeMs) {
+        throw new DoorError(
+          409,
+          'replica_too_old',
+          `Face admission is stopped: the guest list was last refreshed ${Math.round(age / 60_000)} min ago ` +
+            `(maximum ${Math.round(deps.maxReplicaAgeMs / 60_000)} min), so revoked biometrics could still pass. Use QR codes until the cloud is reachable.`,
+        );
+      }
+      const challenge = policy.requireLiveness ? challenges.take(input.nonce ?? '') : null;
+      if (policy.requireLiveness && !challenge) {
+        throw new DoorError(400, 'invalid_nonce', 'Send the nonce of a fresh challenge (GET /challenge)');
+      }
+      const face = deps.face;
+      let main: FaceProbe;
+      let active = true;
+      try {
+        if (challenge) {
+          const analyses = await Promise.all(input.frames.map((f) => face.analyze(f, { liveness: true })));
+          // The most frontal frame is matched and judged for passive liveness.
+          main = analyses.reduce((a, b) => (Math.abs(b.pose.yaw) < Math.abs(a.pose.yaw) ? b : a));
+          active = actionPerformed(
+            challenge.action,
+            analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
+          );
+        } else {
+          main = await face.probe(input.frames[0]!);
+        }
+      } catch (error) {
+        if (isFaceEngineError(error)) throw new DoorError(422, error.code, error.message);
+        throw error;
+      }
+      const livenessScore = main.liveness ? round(main.liveness.score) : null;
+      const embedding = main.embeddings[policy.modelId];
+      if (!embedding)
+        throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);
+      const hits = replica.index.calibrate(embedding, replica.index.search(embedding, SEARCH_K));
+      const best = hits[0];
+      const verdict = active ? faceVerdict(policy, best, livenessScore) : 'liveness_failed';
+      const guest = verdict === 'recognised' ? replica.guests.get(best!.id) : undefined;
+      const decision: Decision =
+        verdict === 'liveness_failed'
+          ? { outcome: 'liveness_failed', reason: null }
+          : guest
+            ? eventDecision(replica.event, 'facial', guest, admittedCount(replica))
+            : { outcome: 'denied', reason: 'not_recognised' };
+      return record(replica, 'facial', decision, guest?.guestId ?? null, {
+        score: best ? round(best.score) : null,
+        threshold: verdict === 'liveness_failed' ? null : policy.matchThreshold,
+        livenessScore,
+      });
+    },
+
+    /** By the QR code of an invitation (its link token, or the whole link), checked against the replica. */
+    async qr(token: string, code: string) {
+      const replica = replicaOf(token);
+      const linkToken = code.trim().split('/').pop() ?? '';
+      const guestId = replica.byQr.get(createHash('sha256').update(linkToken).digest('hex'));
+      const guest = guestId ? replica.guests.get(guestId) : undefined;
+      const decision: Decision = guest
+        ? eventDecision(replica.event, 'qr', guest, admittedCount(replica))
+        : { outcome: 'denied', reason: 'not_recognised' };
+      return record(replica, 'qr', decision, guest?.guestId ?? null, {
+        score: null,
+        threshold: null,
+        livenessScore: null,
+      });
+    },
+  };
+}
+
+export type Door = ReturnType<typeof createDoor>;

@@ -1,0 +1,15 @@
+// `pnpm agent`: the device agent from the environment (README, "Edge").
+import { createFaceEngine } from '@portico/face-engine';
+import { startAgent } from './agent.js';
+import { loadAgentConfig } from './config.js';
+
+const config = loadAgentConfig();
+const face = config.face ? await createFaceEngine({ workers: config.faceWorkers }) : null;
+const agent = await startAgent(config, { face });
+console.log(JSON.stringify({ msg: 'device agent listening', url: agent.url, events: config.eventTokens }));
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void agent.stop().then(() => process.exit(0));
+  });
+}

@@ -1,0 +1,33 @@
+// The durable queue of decisions: each is written (sealed) before the kiosk hears the answer, and
+// removed only once the cloud has answered for it. Re-sending after a crash is safe: the cloud
+// deduplicates by the item's client id.
+import type { SyncItem } from '@portico/contract';
+import type { Sealer } from './sealed.js';
+import type { AgentDatabase } from './store.js';
+
+const CONTEXT = 'agent-queue';
+
+export function createQueue(db: AgentDatabase, sealer: Sealer) {
+  return {
+    async add(item: SyncItem, at: number) {
+      const sealed = sealer.seal(Buffer.from(JSON.stringify(item)), `${CONTEXT}:${item.clientId}`);
+      await db.queue.insert({ id: item.clientId, item: sealed, createdAt: at });
+    },
+
+    /** The oldest items, at most `n`. */
+    async oldest(n: number): Promise<SyncItem[]> {
+      const docs = await db.queue.find({ sort: [{ createdAt: 'asc' }], limit: n }).exec();
+      return docs.map(
+        (d) => JSON.parse(sealer.open(d.item, `${CONTEXT}:${d.id}`).toString('utf8')) as SyncItem,
+      );
+    },
+
+    async remove(ids: readonly string[]) {
+      if (ids.length > 0) await db.queue.bulkRemove([...ids]);
+    },
+
+    length: () => db.queue.count().exec(),
+  };
+}
+
+export type Queue = ReturnType<typeof createQueue>;

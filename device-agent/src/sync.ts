@@ -1,0 +1,140 @@
+// The agent's link to the cloud: flushes the queue to POST /v1/sync/batch and refreshes the replicas
+// from the device replica feed. Online and offline are what the last exchange showed: while the cloud
+// is unreachable the loop backs off (doubling up to a ceiling), and the backlog drains by itself
+// when it answers again. Nobody switches anything.
+import { SYNC_BATCH_MAX, type Replica as ReplicaPage, type SyncBatchResult, type z } from '@portico/contract';
+import type { AgentConfig } from './config.js';
+import type { Queue } from './queue.js';
+import type { Replica } from './replica.js';
+
+type BatchResult = z.infer<typeof SyncBatchResult>;
+
+export interface SyncState {
+  online: boolean;
+  lastSyncAt: number | null;
+  lastError: string | null;
+  /** Items the cloud refused for good (malformed, unknown event): dropped from the queue, counted here. */
+  rejected: number;
+  uploaded: number;
+}
+
+class CloudError extends Error {}
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export function createSync(deps: {
+  config: Pick<
+    AgentConfig,
+    'cloudUrl' | 'internalSecret' | 'deviceToken' | 'eventTokens' | 'syncIntervalMs' | 'maxBackoffMs'
+  >;
+  queue: Queue;
+  replica: Replica;
+  now: () => number;
+  onChange: () => void;
+}) {
+  const { config, queue, replica } = deps;
+  const state: SyncState = { online: false, lastSyncAt: null, lastError: null, rejected: 0, uploaded: 0 };
+  let backoffMs = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  async function call<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${config.cloudUrl}${path}`, {
+        method: init.method ?? 'GET',
+        headers: {
+          'x-internal-secret': config.internalSecret,
+          'x-device-token': config.deviceToken,
+          ...(init.body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new CloudError(`cloud unreachable: ${(error as Error).message}`);
+    }
+    if (!res.ok) {
+      const text = await res.text().catch(() => '');
+      throw new CloudError(`cloud answered ${res.status} on ${path}: ${text.slice(0, 200)}`);
+    }
+    return (await res.json()) as T;
+  }
+
+  async function flush() {
+    for (;;) {
+      const items = await queue.oldest(SYNC_BATCH_MAX);
+      if (items.length === 0) return;
+      const { results } = await call<BatchResult>('/v1/sync/batch', { method: 'POST', body: { items } });
+      // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one
+      // would be rejected again (the cloud keeps no partial state for it).
+      state.rejected += results.filter((r) => r.status === 'rejected').length;
+      state.uploaded += results.length;
+      await queue.remove(items.map((i) => i.clientId));
+      deps.onChange();
+    }
+  }
+
+  async function refresh(token: string) {
+    const since = replica.get(token)?.checkpoint ?? null;
+    let cursor: string | null = null;
+    do {
+      const query = new URLSearchParams({ limit: '2000' });
+      if (cursor) query.set('cursor', cursor);
+      else if (since) query.set('since', since);
+      const page: ReplicaPage = await call<ReplicaPage>(
+        `/v1/sync/events/${encodeURIComponent(token)}/replica?${query}`,
+      );
+      cursor = page.nextCursor;
+      await replica.apply(token, page, cursor === null, deps.now());
+    } while (cursor);
+  }
+
+  async function tick() {
+    try {
+      await flush();
+      for (const token of config.eventTokens) await refresh(token);
+      await flush();
+      Object.assign(state, { online: true, lastSyncAt: deps.now(), lastError: null });
+      backoffMs = 0;
+    } catch (error) {
+      if (!(error instanceof CloudError)) throw error;
+      state.online = false;
+      state.lastError = error.message;
+      backoffMs = Math.min(config.maxBackoffMs, backoffMs === 0 ? config.syncIntervalMs : backoffMs * 2);
+    }
+    deps.onChange();
+  }
+
+  function schedule(delayMs: number) {
+    if (stopped) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => void runOnce(), delayMs);
+  }
+
+  function runOnce(): Promise<void> {
+    running ??= tick().finally(() => {
+      running = undefined;
+      schedule(state.online ? config.syncIntervalMs : backoffMs);
+    });
+    return running;
+  }
+
+  return {
+    state,
+    /** First exchange now, then every interval (or the backoff while offline). */
+    start: () => runOnce(),
+    /** A new decision is queued: send it at once when online (offline, the backoff decides). */
+    nudge() {
+      if (state.online && !running) schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running?.catch(() => undefined);
+    },
+  };
+}
+
+export type Sync = ReturnType<typeof createSync>;

@@ -1,0 +1,147 @@
+// Set-up of the edge journeys: a real cloud (cloud/test/support/app.ts) that can be stopped and started
+// again on the same database behind a fixed address, and the real device agent as a child process
+// (`node --import tsx device-agent/src/main.ts`) that can be SIGKILLed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTestApp, type TestApp } from '../../cloud/test/support/app.js';
+import { createTestDatabase } from '../../cloud/test/support/database.js';
+
+export const INTERNAL_SECRET = 'edge-journey-internal-secret-0123456789';
+const AGENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../device-agent');
+
+/** The cloud behind a TCP relay: `down()` makes it unreachable, `up()` starts it again on the same data. */
+export async function startCloud(env: Record<string, string> = {}) {
+  const database = await createTestDatabase();
+  // The same keys across restarts, as a real deployment has: stored webhook secrets stay readable.
+  const keys = {
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
+  let app: TestApp | null = null;
+  let target: number | null = null;
+  const sockets = new Set<net.Socket>();
+  const relay = net.createServer((client) => {
+    if (target === null) return client.destroy();
+    const upstream = net.connect(target, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.pipe(upstream).pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const cloud = {
+    url: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`,
+    get app(): TestApp {
+      if (!app) throw new Error('the cloud is down');
+      return app;
+    },
+    database,
+    async up() {
+      app = await createTestApp({ database, env: { INTERNAL_SECRET, ...keys, ...env } });
+      target = Number(new URL(app.url).port);
+    },
+    async down() {
+      target = null;
+      for (const s of sockets) s.destroy();
+      await app?.close();
+      app = null;
+    },
+    async close() {
+      await cloud.down();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+      await database.close();
+    },
+  };
+  await cloud.up();
+  return cloud;
+}
+
+export type Cloud = Awaited<ReturnType<typeof startCloud>>;
+
+export interface AgentProcess {
+  url: string;
+  child: ChildProcess;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The agent's settings for one device; the same dir and key survive restarts. */
+export async function agentEnv(
+  cloudUrl: string,
+  deviceToken: string,
+  eventTokens: string[],
+  extra: Record<string, string> = {},
+) {
+  return {
+    PORTICO_CLOUD_URL: cloudUrl,
+    INTERNAL_SECRET,
+    DEVICE_TOKEN: deviceToken,
+    EVENT_TOKENS: eventTokens.join(','),
+    AGENT_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'portico-agent-')),
+    AGENT_DATA_KEY: randomBytes(32).toString('base64'),
+    AGENT_PORT: '0',
+    AGENT_FACE: 'off',
+    SYNC_INTERVAL_MS: '200',
+    MAX_BACKOFF_MS: '400',
+    ...extra,
+  };
+}
+
+export async function startAgentProcess(env: Record<string, string>): Promise<AgentProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: AGENT_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"url":"([^"]+)"/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`agent exited ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    kill: (signal = 'SIGTERM') =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+  };
+}
+
+export async function agentCall(agent: { url: string }, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${agent.url}${path}`, {
+    method,
+    ...(body !== undefined && {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  });
+  return { status: res.status, body: (await res.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests assert on shapes
+}
+
+/** Polls `check` until it returns true (every 100 ms, up to `timeoutMs`). */
+export async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

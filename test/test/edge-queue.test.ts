@@ -1,0 +1,151 @@
+// The device agent's durable queue with the real cloud: decisions taken offline survive a SIGKILL,
+// drain by themselves when the cloud returns, arrive exactly once, and fire webhooks marked offline.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminOf } from '../../cloud/test/support/identity.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/support/webhook-receiver.js';
+import {
+  agentCall,
+  agentEnv,
+  startAgentProcess,
+  startCloud,
+  until,
+  type AgentProcess,
+  type Cloud,
+} from '../support/edge.js';
+
+describe('device agent queue (real cloud on PGlite, agent as a child process)', () => {
+  let cloud: Cloud;
+  let receiver: WebhookReceiver;
+  let agent: AgentProcess | undefined;
+  let env: Record<string, string>;
+  let event: { id: string; publicToken: string };
+  const guests: { id: string; checkinUrl: string }[] = [];
+
+  beforeAll(async () => {
+    cloud = await startCloud();
+    receiver = await startWebhookReceiver();
+    const admin = await adminOf(cloud.app);
+    await cloud.app.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
+      headers: admin.headers,
+      body: { webhookUrl: receiver.url },
+    });
+    event = (
+      await cloud.app.request('POST', '/v1/events', { headers: admin.headers, body: { name: 'Expo' } })
+    ).body;
+    await cloud.app.request('PATCH', `/v1/events/${event.id}/status`, {
+      headers: admin.headers,
+      body: { status: 'open' },
+    });
+    for (const name of ['Ana Lima', 'Bruno Reis', 'Carla Dias']) {
+      const g = await cloud.app.request('POST', `/v1/events/${event.id}/guests`, {
+        headers: admin.headers,
+        body: { name, status: 'confirmed' },
+      });
+      guests.push(g.body);
+    }
+    const device = await cloud.app.request('POST', '/v1/devices', {
+      headers: admin.headers,
+      body: { name: 'Gate 1' },
+    });
+    env = await agentEnv(cloud.url, device.body.token, [event.publicToken]);
+  });
+  afterAll(async () => {
+    await agent?.kill('SIGKILL');
+    await receiver.close();
+    await cloud.close();
+  });
+
+  it('replicates, decides offline, keeps its queue through a SIGKILL and drains it exactly once when the cloud returns', async () => {
+    agent = await startAgentProcess(env);
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.events[0].guests === 3,
+      20_000,
+      'replica',
+    );
+    expect((await agentCall(agent, 'GET', '/status')).body.online).toBe(true);
+
+    await cloud.down();
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.online === false,
+      10_000,
+      'offline',
+    );
+    const admitted = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
+      code: guests[0]!.checkinUrl,
+    });
+    expect(admitted.status).toBe(200);
+    expect(admitted.body).toMatchObject({ outcome: 'success', guest: { displayName: 'Ana' } });
+    const again = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
+      code: guests[1]!.checkinUrl,
+    });
+    const stranger = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
+      code: 'https://x.example/forged-token',
+    });
+    expect(stranger.body).toMatchObject({ outcome: 'denied', reason: 'not_recognised', guest: null });
+    // Killed right after answering: whatever it answered must already be on disk.
+    await agent.kill('SIGKILL');
+
+    agent = await startAgentProcess(env);
+    const status = (await agentCall(agent, 'GET', '/status')).body;
+    expect(status).toMatchObject({ online: false, queueLength: 3 });
+    expect(status.events[0].guests).toBe(3);
+
+    await cloud.up();
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.queueLength === 0,
+      20_000,
+      'queue drained',
+    );
+    const ids = [admitted.body.checkInId, again.body.checkInId, stranger.body.checkInId];
+    const rows = await cloud.app.deps.db.prisma.checkIn.findMany({ where: { id: { in: ids } } });
+    expect(rows.map((r) => [r.id, r.outcome, r.source]).sort()).toEqual(
+      [
+        [admitted.body.checkInId, 'success', 'sync'],
+        [again.body.checkInId, 'success', 'sync'],
+        [stranger.body.checkInId, 'denied', 'sync'],
+      ].sort(),
+    );
+    expect(rows.find((r) => r.id === admitted.body.checkInId)!.occurredAt.toISOString()).toBe(
+      admitted.body.recordedAt,
+    );
+    const hook = await receiver.waitForBody((b) => b.data?.checkInId === admitted.body.checkInId, 10_000);
+    expect(hook).toMatchObject({
+      event: 'checkin.success',
+      data: { offline: true, recordedAt: admitted.body.recordedAt, guestId: guests[0]!.id },
+    });
+    expect(await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(3);
+  });
+
+  it('admits a guest again as the cloud would, and the cloud keeps both facts, the second flagged already_checked_in', async () => {
+    await until(async () => (await agentCall(agent!, 'GET', '/status')).body.online, 10_000, 'online');
+    const second = await agentCall(agent!, 'POST', `/events/${event.publicToken}/qr`, {
+      code: guests[0]!.checkinUrl,
+    });
+    expect(second.body.outcome).toBe('success');
+    await until(
+      async () =>
+        (await cloud.app.deps.db.prisma.checkIn.count({ where: { id: second.body.checkInId } })) === 1,
+      10_000,
+      'synced',
+    );
+    expect(await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(4);
+    const row = await cloud.app.deps.db.prisma.checkIn.findUniqueOrThrow({
+      where: { id: second.body.checkInId },
+    });
+    expect(row.conflict).toBe('already_checked_in');
+  });
+
+  it('serves its own OpenAPI document at /docs-json', async () => {
+    const doc = await agentCall(agent!, 'GET', '/docs-json');
+    expect(doc.status).toBe(200);
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/status',
+        '/status/stream',
+        '/challenge',
+        '/events/{token}/identify',
+        '/events/{token}/qr',
+      ]),
+    );
+  });
+});
