@@ -718,6 +718,12 @@ describe('fuzzing every documented operation', () => {
   let refreshCredentials: () => Promise<void>;
   /** The server's error log lines by request id: a 5xx is reported with its cause. */
   const serverErrors = new Map<string, string>();
+  /**
+   * Exceptions nothing caught (an 'error' event without a listener): in production they end the
+   * process. The server runs in this process, so they land here, and the request that caused one fails.
+   */
+  const crashes: Error[] = [];
+  const onCrash = (error: Error) => crashes.push(error);
   const counts = { requests: 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0, timeouts: 0 };
   const started = Date.now();
   /** Operations that answered 2xx at least once: the fuzzer reached their logic, not only validation. */
@@ -726,6 +732,7 @@ describe('fuzzing every documented operation', () => {
   const byOperation = new Map<string, Map<string, number>>();
 
   beforeAll(async () => {
+    process.on('uncaughtException', onCrash);
     let face: FaceService | undefined;
     if (HAS_MODELS) ({ engine, face } = await sharedFaceEngine(1));
     const sink = new Writable({
@@ -804,6 +811,7 @@ describe('fuzzing every documented operation', () => {
   }, 120_000);
 
   afterAll(async () => {
+    process.off('uncaughtException', onCrash);
     for (const [id, codes] of byOperation) {
       console.log(`fuzz: ${id}: ${[...codes].map(([k, n]) => `${k} x${n}`).join(', ')}`);
     }
@@ -817,6 +825,7 @@ describe('fuzzing every documented operation', () => {
 
   async function send(r: FuzzRequest, op: Operation): Promise<string | undefined> {
     counts.requests++;
+    const crashesBefore = crashes.length;
     let res: Response;
     try {
       res = await fetch(t.url + r.url, {
@@ -833,6 +842,10 @@ describe('fuzzing every documented operation', () => {
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
     counts[`${String(res.status)[0]}xx` as '2xx']++;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (crashes.length > crashesBefore) {
+      return `uncaught exception in the server (it would end the process): ${crashes.at(-1)?.stack?.slice(0, 600)}`;
+    }
     if (VERBOSE) {
       const codes = byOperation.get(op.operationId) ?? new Map<string, number>();
       const key = `${res.status}${res.status >= 400 ? ` ${/"code":"(\w+)"/.exec(text)?.[1]}` : ''}`;
