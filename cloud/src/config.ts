@@ -33,6 +33,7 @@ const EnvSchema = z.object({
   FACE_WORKERS: z.coerce.number().int().min(1).max(32).optional(),
   FACE_MODEL: z.enum(EMBEDDER_IDS).default(EMBEDDING_MODEL_ID),
   FACE_MODEL_SWITCH: bool.default(true),
+  DELETION_GRACE_HOURS: z.coerce.number().min(0).max(8760).default(168),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -58,6 +59,8 @@ export interface Config {
   faceModel: string;
   /** Whether this process moves tenants to `faceModel` in the background (off: it only serves). */
   faceModelSwitch: boolean;
+  /** Hours between a confirmed deletion request and the erasure (0: at once); cancellable until then. */
+  deletionGraceHours: number;
 }
 
 export class ConfigError extends Error {}
@@ -103,5 +106,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     faceWorkers: e.FACE_WORKERS,
     faceModel: e.FACE_MODEL,
     faceModelSwitch: e.FACE_MODEL_SWITCH,
+    deletionGraceHours: e.DELETION_GRACE_HOURS,
   };
 }

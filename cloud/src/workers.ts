@@ -5,6 +5,8 @@ import { createRateLimiter } from './http/rate-limit.js';
 import { startWorkerLoop } from './infra/worker-loop.js';
 import { createModelSwitch } from './modules/faces/model-switch.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
+import { createJobRunner } from './modules/privacy/jobs.js';
+import { createPrivacyService } from './modules/privacy/service.js';
 import { createWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
 const POLL_MS = 1_000;
@@ -32,6 +34,11 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
     return false;
   };
   const subscribe = deps.outbox.subscribe;
+  const privacy = createPrivacyService(deps);
+  const jobs = createJobRunner(deps, {
+    'export.build': privacy.buildExport,
+    'deletion.complete': privacy.completeDeletion,
+  });
   const loops = [
     startWorkerLoop({
       name: 'webhooks',
@@ -52,6 +59,14 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
       name: 'bus',
       pollMs: POLL_MS,
       runOnce: publisher.runOnce,
+      subscribe,
+      logger: deps.logger,
+    }),
+    startWorkerLoop({
+      // Portal mails, data exports and deletions (the `jobs` table); lapsed export archives are erased.
+      name: 'jobs',
+      pollMs: POLL_MS,
+      runOnce: async () => (await privacy.purgeExpiredExports()) > 0 || (await jobs.runOnce()),
       subscribe,
       logger: deps.logger,
     }),

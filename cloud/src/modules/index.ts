@@ -12,6 +12,8 @@ import { eventRoutes } from './events/routes.js';
 import { guestRoutes } from './guests/routes.js';
 import { deviceRoutes } from './devices/routes.js';
 import { syncRoutes } from './sync/routes.js';
+import { portalRoutes } from './portal/routes.js';
+import { privacyRoutes } from './privacy/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -26,5 +28,7 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...guestRoutes(deps),
     ...deviceRoutes(deps),
     ...syncRoutes(deps),
+    ...portalRoutes(deps),
+    ...privacyRoutes(deps),
   ];
 }

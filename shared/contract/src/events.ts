@@ -9,6 +9,7 @@ export const WEBHOOK_EVENTS = [
   'checkin.geofence_alert',
   'person.enrolled',
   'person.deleted',
+  'person.biometrics_revoked',
 ] as const;
 
 /** Events published on the bus only (never sent to webhooks). */
@@ -60,6 +61,14 @@ export const PersonDeletedData = z
   .object({ personId: z.string(), reason: z.enum(['deleted', 'anonymised']) })
   .openapi('PersonDeletedData');
 
+export const BiometricsRevokedData = z
+  .object({ personId: z.string(), templatesErased: z.number().int(), imagesErased: z.number().int() })
+  .openapi('BiometricsRevokedData', {
+    description:
+      'The person withdrew consent in the portal: the tenant’s templates and biometric images of them are ' +
+      'erased. The person record stays; enrolling them again needs their consent again.',
+  });
+
 export const DeletionRequestedData = z
   .object({ accountId: z.string(), deletionRequestId: z.string(), tenantIds: z.array(z.string()) })
   .openapi('DeletionRequestedData');
@@ -72,6 +81,7 @@ export const EVENT_DATA = {
   'checkin.geofence_alert': CheckinEventData,
   'person.enrolled': PersonEnrolledData,
   'person.deleted': PersonDeletedData,
+  'person.biometrics_revoked': BiometricsRevokedData,
   'identity.deletion_requested': DeletionRequestedData,
 } as const satisfies Record<EventName, z.ZodType>;
 

@@ -12,3 +12,4 @@ export * from './persons.js';
 export * from './onboarding.js';
 export * from './event-guests.js';
 export * from './sync.js';
+export * from './portal.js';

@@ -33,7 +33,8 @@ import { birthDateOf, newPersonRow, toPersonWire } from './wire.js';
 
 export interface PersonContext {
   tenantId: string;
-  actorType: 'apiKey' | 'adminSession';
+  /** `portal`: the person acting in the portal; `system`: a job (a confirmed deletion request). */
+  actorType: 'apiKey' | 'adminSession' | 'portal' | 'system';
   actorId: string;
   ip: string | null;
   requestId: string | null;
@@ -399,6 +400,30 @@ export function createPersonService(deps: Deps) {
       deps.gallery.drop(ctx.tenantId, id);
       deps.outbox.notify();
       await eraseFiles(files);
+    },
+
+    /**
+     * Withdrawal of biometric consent (the person, in the portal): templates and images erased (rows and
+     * files), the person record kept and no longer enrolled; the tenant gets `person.biometrics_revoked`.
+     */
+    async eraseBiometrics(ctx: PersonContext, id: string) {
+      const now = deps.clock.now();
+      const { files, templates } = await prisma.$transaction(async (tx) => {
+        const person = await findPerson(tx, ctx, id);
+        const keys = await detachImages(tx, ctx.tenantId, person.id);
+        const erased = await tx.faceTemplate.deleteMany({
+          where: { tenantId: ctx.tenantId, personId: person.id },
+        });
+        await tx.person.update({ where: { id: person.id }, data: { enrolledAt: null, updatedAt: now } });
+        const data = { personId: person.id, templatesErased: erased.count, imagesErased: keys.length };
+        await emitEvent(tx, { tenantId: ctx.tenantId, name: 'person.biometrics_revoked', data, at: now });
+        await audit(tx, ctx, 'person.biometrics_revoked', person.id, data);
+        return { files: keys, templates: erased.count };
+      });
+      deps.gallery.drop(ctx.tenantId, id);
+      deps.outbox.notify();
+      await eraseFiles(files);
+      return { templatesErased: templates, imagesErased: files.length };
     },
 
     /** A single-use 72-hour link to `${publicUrl}/enroll?token=…`, mailed to the person. */
