@@ -10,12 +10,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createTestApp, type TestApp } from '../../cloud/test/support/app.js';
 import { createTestDatabase } from '../../cloud/test/support/database.js';
+import type { FaceService } from '../../cloud/src/infra/face.js';
 
 export const INTERNAL_SECRET = 'edge-journey-internal-secret-0123456789';
 const AGENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../device-agent');
 
 /** The cloud behind a TCP relay: `down()` makes it unreachable, `up()` starts it again on the same data. */
-export async function startCloud(env: Record<string, string> = {}) {
+export async function startCloud(env: Record<string, string> = {}, face?: FaceService) {
   const database = await createTestDatabase();
   // The same keys across restarts, as a real deployment has: stored webhook secrets stay readable.
   const keys = {
@@ -48,7 +49,11 @@ export async function startCloud(env: Record<string, string> = {}) {
     },
     database,
     async up() {
-      app = await createTestApp({ database, env: { INTERNAL_SECRET, ...keys, ...env } });
+      app = await createTestApp({
+        database,
+        env: { INTERNAL_SECRET, ...keys, ...env },
+        ...(face && { face }),
+      });
       target = Number(new URL(app.url).port);
     },
     async down() {

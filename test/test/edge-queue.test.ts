@@ -19,12 +19,13 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
   let agent: AgentProcess | undefined;
   let env: Record<string, string>;
   let event: { id: string; publicToken: string };
+  let admin: Awaited<ReturnType<typeof adminOf>>;
   const guests: { id: string; checkinUrl: string }[] = [];
 
   beforeAll(async () => {
     cloud = await startCloud();
     receiver = await startWebhookReceiver();
-    const admin = await adminOf(cloud.app);
+    admin = await adminOf(cloud.app);
     await cloud.app.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
       headers: admin.headers,
       body: { webhookUrl: receiver.url },
@@ -116,23 +117,40 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
     expect(await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(3);
   });
 
-  it('admits a guest again as the cloud would, and the cloud keeps both facts, the second flagged already_checked_in', async () => {
-    await until(async () => (await agentCall(agent!, 'GET', '/status')).body.online, 10_000, 'online');
-    const second = await agentCall(agent!, 'POST', `/events/${event.publicToken}/qr`, {
-      code: guests[0]!.checkinUrl,
+  it('a guest admitted by a second kiosk is recorded again and flagged already_checked_in', async () => {
+    const device = await cloud.app.request('POST', '/v1/devices', {
+      headers: admin.headers,
+      body: { name: 'Gate 2' },
     });
-    expect(second.body.outcome).toBe('success');
-    await until(
-      async () =>
-        (await cloud.app.deps.db.prisma.checkIn.count({ where: { id: second.body.checkInId } })) === 1,
-      10_000,
-      'synced',
-    );
-    expect(await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(4);
-    const row = await cloud.app.deps.db.prisma.checkIn.findUniqueOrThrow({
-      where: { id: second.body.checkInId },
-    });
-    expect(row.conflict).toBe('already_checked_in');
+    const other = await startAgentProcess(await agentEnv(cloud.url, device.body.token, [event.publicToken]));
+    try {
+      // Gate 2 loses the cloud and admits Ana again, as the cloud itself would for a second scan.
+      await until(
+        async () => (await agentCall(other, 'GET', '/status')).body.events[0].guests === 3,
+        20_000,
+        'replica',
+      );
+      await cloud.down();
+      const second = await agentCall(other, 'POST', `/events/${event.publicToken}/qr`, {
+        code: guests[0]!.checkinUrl,
+      });
+      expect(second.body.outcome).toBe('success');
+      await cloud.up();
+      await until(
+        async () => (await agentCall(other, 'GET', '/status')).body.queueLength === 0,
+        20_000,
+        'drained',
+      );
+      const row = await cloud.app.deps.db.prisma.checkIn.findUniqueOrThrow({
+        where: { id: second.body.checkInId },
+      });
+      expect(row.conflict).toBe('already_checked_in');
+      expect(await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(4);
+      const hook = await receiver.waitForBody((b) => b.data?.checkInId === second.body.checkInId, 10_000);
+      expect(hook.data).toMatchObject({ offline: true, flags: ['already_checked_in'] });
+    } finally {
+      await other.kill('SIGKILL');
+    }
   });
 
   it('serves its own OpenAPI document at /docs-json', async () => {

@@ -1,0 +1,146 @@
+// The edge journey with real photos: the cloud enrolls guests' faces, the agent replicates the event
+// with their templates, the cloud goes away, the agent keeps recognising enrolled guests from other
+// photos and refusing strangers, is SIGKILLed with its decisions queued, restarts, and when the cloud
+// returns every decision arrives once with its webhook marked offline.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FaceEngine } from '@portico/face-engine';
+import { integratorOf } from '../../cloud/test/persons/support.js';
+import {
+  base64,
+  HAS_LABELLED,
+  HAS_MODELS,
+  LABELLED_DIR,
+  sharedFaceEngine,
+} from '../../cloud/test/support/faces.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/support/webhook-receiver.js';
+import { readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  agentCall,
+  agentEnv,
+  startAgentProcess,
+  startCloud,
+  until,
+  type AgentProcess,
+  type Cloud,
+} from '../support/edge.js';
+
+const photosOf = async (rel: string) => {
+  const dir = path.join(LABELLED_DIR, rel);
+  const files = (await readdir(dir)).filter((f) => /\.(jpe?g|png)$/i.test(f)).sort();
+  return Promise.all(files.map((f) => readFile(path.join(dir, f))));
+};
+
+describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', () => {
+  let cloud: Cloud;
+  let engine: FaceEngine;
+  let receiver: WebhookReceiver;
+  let agent: AgentProcess | undefined;
+
+  beforeAll(async () => {
+    const shared = await sharedFaceEngine(1);
+    engine = shared.engine;
+    cloud = await startCloud({}, shared.face);
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(async () => {
+    await agent?.kill('SIGKILL');
+    await receiver?.close();
+    await cloud?.close();
+    await engine?.close();
+  });
+
+  it('recognises enrolled guests and refuses strangers offline, survives a SIGKILL, and syncs every decision once', async () => {
+    const org = await integratorOf(cloud.app);
+    // Still photos cannot blink: this journey is about matching and the queue, not the active challenge.
+    const settings = await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
+      headers: org.headers,
+      body: { webhookUrl: receiver.url, requireLiveness: false },
+    });
+    expect(settings.status, settings.text).toBe(200);
+    const event = (
+      await cloud.app.request('POST', '/v1/events', { headers: org.headers, body: { name: 'Premiere' } })
+    ).body;
+    await cloud.app.request('PATCH', `/v1/events/${event.id}/status`, {
+      headers: org.headers,
+      body: { status: 'open' },
+    });
+
+    const people = { leonard: await photosOf('bbt/leonard'), sheldon: await photosOf('bbt/sheldon') };
+    const stranger = (await photosOf('bbt/raj'))[0]!;
+    for (const [name, photos] of Object.entries(people)) {
+      const person = await cloud.app.request('POST', '/v1/persons', {
+        headers: org.keyHeaders,
+        body: { name, document: `DOC-${name}` },
+      });
+      const enrolled = await cloud.app.request('POST', '/v1/public/onboarding/enroll', {
+        headers: org.keyHeaders,
+        body: { personId: person.body.id, frame: base64(photos[0]!) },
+      });
+      expect(enrolled.status, enrolled.text).toBe(200);
+      const guest = await cloud.app.request('POST', `/v1/events/${event.id}/guests`, {
+        headers: org.headers,
+        body: { name, status: 'confirmed', personId: person.body.id },
+      });
+      expect(guest.status, guest.text).toBe(201);
+    }
+    const device = await cloud.app.request('POST', '/v1/devices', {
+      headers: org.headers,
+      body: { name: 'Lobby' },
+    });
+    const env = await agentEnv(cloud.url, device.body.token, [event.publicToken], { AGENT_FACE: 'on' });
+
+    agent = await startAgentProcess(env);
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.events[0].templates === 2,
+      60_000,
+      'replica with templates',
+    );
+    await cloud.down();
+    await until(async () => !(await agentCall(agent!, 'GET', '/status')).body.online, 10_000, 'offline');
+
+    const identify = (photo: Buffer) =>
+      agentCall(agent!, 'POST', `/events/${event.publicToken}/identify`, { frames: [base64(photo)] });
+    const answers = [];
+    for (const [name, photos] of Object.entries(people)) {
+      const res = await identify(photos[1]!);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body, `${name} from another photo`).toMatchObject({
+        outcome: 'success',
+        guest: { displayName: name },
+      });
+      answers.push(res.body);
+    }
+    const refused = await identify(stranger);
+    expect(refused.body).toMatchObject({ outcome: 'denied', reason: 'not_recognised', guest: null });
+    answers.push(refused.body);
+    console.log(
+      `[edge] offline decisions: ${answers.map((a) => `${a.outcome} score ${a.score} (threshold ${a.threshold})`).join('; ')}`,
+    );
+    await agent.kill('SIGKILL');
+
+    agent = await startAgentProcess(env);
+    expect((await agentCall(agent, 'GET', '/status')).body).toMatchObject({ online: false, queueLength: 3 });
+    // Still offline after the restart: the replica on disk keeps recognising.
+    const afterRestart = await identify(people.leonard[1]!);
+    expect(afterRestart.body).toMatchObject({ outcome: 'success', guest: { displayName: 'leonard' } });
+    answers.push(afterRestart.body);
+
+    await cloud.up();
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.queueLength === 0,
+      30_000,
+      'drained',
+    );
+    const rows = await cloud.app.deps.db.prisma.checkIn.findMany({ where: { eventId: event.id } });
+    expect(rows.map((r) => r.id).sort()).toEqual(answers.map((a) => a.checkInId).sort());
+    expect(rows.every((r) => r.source === 'sync' && r.method === 'facial')).toBe(true);
+    for (const answer of answers) {
+      const hook = await receiver.waitForBody((b) => b.data?.checkInId === answer.checkInId, 10_000);
+      expect(hook).toMatchObject({
+        event: `checkin.${answer.outcome}`,
+        data: { offline: true, recordedAt: answer.recordedAt },
+      });
+    }
+  });
+});
