@@ -252,7 +252,13 @@ function toOpenApi(def: RouteDef): RouteConfig {
   const errors = new Map<number, string[]>();
   const addError = (status: number, text: string) =>
     errors.set(status, [...(errors.get(status) ?? []), text]);
-  if (def.params || def.query || def.body) addError(400, '`validation_failed`: a field is missing or wrong');
+  // Every route reads its query string strictly, so any route can answer this one.
+  addError(
+    400,
+    def.params || def.query || def.body
+      ? '`validation_failed`: a field is missing or wrong, or the query has an unknown parameter'
+      : '`validation_failed`: the query has a parameter (this route takes none)',
+  );
   if (def.body) {
     addError(400, '`malformed_json`: the body is not JSON');
     addError(413, '`payload_too_large`: the body is over the limit');

@@ -172,6 +172,11 @@ describe('input strictness', () => {
       expectValidationFailed(res, 'query');
     });
 
+    it('documents that 400 in /docs-json for routes that take no parameters too', async () => {
+      const doc = (await t.request('GET', '/docs-json')).body;
+      expect(doc.paths['/v1/auth/me'].get.responses['400'].description).toMatch(/validation_failed/);
+    });
+
     it('refuses a hexadecimal latitude on the QR check-in', async () => {
       const res = await t.request('GET', `/v1/public/checkin/qr/${'x'.repeat(32)}?lat=0x10`);
       expectValidationFailed(res, 'query.lat');
