@@ -1,6 +1,6 @@
 // Caller input the database cannot take, query strings read loosely, errors that echo megabytes and
 // headers Node refuses: each is a 4xx problem+json, never a 500 or a bare status line.
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from '../../src/http/errors.js';
@@ -217,6 +217,30 @@ describe('input strictness', () => {
       type: expect.stringContaining('headers'),
     });
     expect(body.requestId).toBe(res.headers.get('x-request-id'));
+  });
+});
+
+describe('requests the HTTP parser refuses', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('answers a request that is not HTTP with 400 malformed_request as problem+json, then closes', async () => {
+    const { hostname, port } = new URL(t.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), hostname, () => socket.write('HELLO THERE\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => (data += String(chunk)));
+      socket.on('end', () => resolve(data));
+      socket.on('error', reject);
+    });
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/content-type: application\/problem\+json/i);
+    expect(head).toMatch(/connection: close/i);
+    expect(JSON.parse(body!)).toMatchObject({ status: 400, code: 'malformed_request' });
   });
 });
 
