@@ -210,7 +210,7 @@ describe('input strictness', () => {
     const res = await fetch(`${t.url}/v1/health/live`, { headers: { 'x-filler': 'a'.repeat(20_000) } });
     expect(res.status).toBe(431);
     expect(res.headers.get('content-type')).toBe('application/problem+json');
-    const body = await res.json();
+    const body = (await res.json()) as { requestId?: string };
     expect(body).toMatchObject({
       status: 431,
       code: 'headers_too_large',
@@ -268,7 +268,7 @@ describe('database encoding errors', () => {
         const res = await fetch(base + path);
         expect(res.status, path).toBe(400);
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-        expect((await res.json()).code).toBe('validation_failed');
+        expect(((await res.json()) as { code?: string }).code).toBe('validation_failed');
       }
     } finally {
       server.close();
