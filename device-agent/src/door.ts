@@ -3,7 +3,14 @@
 import { createHash } from 'node:crypto';
 import { isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
 import type { SyncItem } from '@portico/contract';
-import { eventDecision, faceVerdict, type Decision } from './decide.js';
+import {
+  admission,
+  eventDenial,
+  faceVerdict,
+  geofenceStatus,
+  isAdmitted,
+  type Decision,
+} from '@portico/checkin-policy';
 import { uuidv7 } from './ids.js';
 import { actionPerformed, createChallenges } from './liveness.js';
 import type { Queue } from './queue.js';
@@ -46,9 +53,7 @@ export function createDoor(deps: {
 }) {
   const challenges = createChallenges(deps.now);
 
-  function replicaOf(
-    token: string,
-  ): EventReplica & {
+  function replicaOf(token: string): EventReplica & {
     event: NonNullable<EventReplica['event']>;
     policy: NonNullable<EventReplica['policy']>;
   } {
@@ -64,10 +69,17 @@ export function createDoor(deps: {
     return replica as never;
   }
 
-  const admittedCount = (replica: EventReplica) => {
-    let n = 0;
-    for (const g of replica.guests.values()) if (g.checkedIn) n++;
-    return n;
+  /** The event's rules for a guest on the replica: the cloud's decision (@portico/checkin-policy). */
+  const eventDecision = (
+    replica: EventReplica & { event: NonNullable<EventReplica['event']> },
+    method: 'facial' | 'qr',
+    guest: { checkedIn: boolean },
+  ): Decision => {
+    let admitted = 0;
+    for (const g of replica.guests.values()) if (g.checkedIn) admitted++;
+    const denial = eventDenial(replica.event, method, { admitted, alreadyIn: guest.checkedIn });
+    // The unit reports no location: a geofenced event is `unknown`, which admits, as in the cloud.
+    return admission(denial, geofenceStatus(replica.event.geofence, undefined, 0));
   };
 
   async function record(
@@ -93,7 +105,7 @@ export function createDoor(deps: {
     };
     // Durable before anyone hears the answer.
     await deps.queue.add(item, at);
-    if (guest && decision.reason === null && decision.outcome !== 'liveness_failed') {
+    if (guest && isAdmitted(decision.outcome)) {
       await deps.replica.markCheckedIn(replica.token, guest.guestId, item.recordedAt);
     }
     deps.decided();
@@ -163,7 +175,7 @@ export function createDoor(deps: {
         verdict === 'liveness_failed'
           ? { outcome: 'liveness_failed', reason: null }
           : guest
-            ? eventDecision(replica.event, 'facial', guest, admittedCount(replica))
+            ? eventDecision(replica, 'facial', guest)
             : { outcome: 'denied', reason: 'not_recognised' };
       return record(replica, 'facial', decision, guest?.guestId ?? null, {
         score: best ? round(best.score) : null,
@@ -179,7 +191,7 @@ export function createDoor(deps: {
       const guestId = replica.byQr.get(createHash('sha256').update(linkToken).digest('hex'));
       const guest = guestId ? replica.guests.get(guestId) : undefined;
       const decision: Decision = guest
-        ? eventDecision(replica.event, 'qr', guest, admittedCount(replica))
+        ? eventDecision(replica, 'qr', guest)
         : { outcome: 'denied', reason: 'not_recognised' };
       return record(replica, 'qr', decision, guest?.guestId ?? null, {
         score: null,

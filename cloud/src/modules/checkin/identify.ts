@@ -1,5 +1,6 @@
 // Check-in by face: liveness nonce, face pipeline, 1:N search over the tenant's enrolled persons,
 // decision with its scores, the frame stored encrypted, then the shared recording path.
+import { faceVerdict } from '@portico/checkin-policy';
 import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
@@ -50,11 +51,9 @@ export function createIdentify(
     const { tenantId, settings, modelId, input, imageId } = admitted;
     const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
     const livenessScore = analysis.liveness?.score ?? null;
-    let verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
     let best: { personId: string; score: number } | undefined;
-    if (settings.requireLiveness && (livenessScore ?? 0) < settings.livenessThreshold) {
-      verdict = 'liveness_failed';
-    } else {
+    // Liveness is judged before any search: a spoof learns nothing about the gallery.
+    if (faceVerdict(settings, undefined, livenessScore) !== 'liveness_failed') {
       // At an event with a guest list, only its guests are candidates (fewer strangers pass).
       const among = admitted.event ? await guestPersons(admitted.event.id) : null;
       [best] = await deps.gallery.search(
@@ -64,8 +63,9 @@ export function createIdentify(
         1,
         among ?? undefined,
       );
-      verdict = best && best.score >= settings.matchThreshold ? 'recognised' : 'not_recognised';
     }
+    // The same decision as the device agent's (@portico/checkin-policy).
+    const verdict = faceVerdict(settings, best, livenessScore);
     const personId = verdict === 'recognised' ? best!.personId : null;
     const round = (n: number) => Math.round(n * 10_000) / 10_000;
     const stored = await admitted.saving;

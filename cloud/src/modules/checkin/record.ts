@@ -12,6 +12,7 @@ import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
+import { admission, isAdmitted, syncFlags } from '@portico/checkin-policy';
 import { denialReason, geofenceStatus, type EventRow } from './rules.js';
 
 interface Decision {
@@ -168,10 +169,7 @@ export async function recordCheckin(
         settings,
       ).inserts,
     ]);
-  const admitted = (reason: Decision['reason']): Decision => ({
-    outcome: reason ? 'denied' : geofence === 'outside' ? 'geofence_alert' : 'success',
-    reason,
-  });
+  const admitted = (reason: Decision['reason']): Decision => admission(reason, geofence);
 
   let result: Decision;
   if (attempt.verdict === 'recognised' && (person || attempt.guest || synced) && event) {
@@ -188,16 +186,10 @@ export async function recordCheckin(
       }
       facts.guestId = guest?.id ?? null;
       const denial = await denialReason(tx, event, facts, attempt.method);
-      let decision = admitted(denial);
-      if (synced) {
-        decision = synced.decision;
-        if (ADMITTED.has(decision.outcome)) {
-          if (denial) flags.push(denial);
-          if (guest?.checked_in_at) flags.push('already_checked_in');
-        }
-      }
+      const decision = synced ? synced.decision : admitted(denial);
+      if (synced) flags.push(...syncFlags(decision, denial, Boolean(guest?.checked_in_at)));
       await tx.$executeRaw(write(decision));
-      if (guest && !guest.checked_in_at && ADMITTED.has(decision.outcome)) {
+      if (guest && !guest.checked_in_at && isAdmitted(decision.outcome)) {
         await tx.$executeRaw`
           UPDATE guests SET status = 'checked_in', checked_in_at = ${occurredAt},
                  change_seq = nextval('guests_change_seq_seq'), updated_at = ${occurredAt}
@@ -234,7 +226,6 @@ export async function recordCheckin(
   };
 }
 
-const ADMITTED: ReadonlySet<string> = new Set(['success', 'geofence_alert']);
 /** A synced check-in received this long after the device decided is marked `late_upload`. */
 const LATE_AFTER_MS = 60_000;
 
