@@ -153,6 +153,9 @@ describe('guests', () => {
     expect(await q('q=X-4')).toEqual(['Eva Esteves']);
     expect(await q('status=confirmed')).toEqual(['Ana Alves', 'Carla Costa', 'Eva Esteves']);
     expect(await q('status=confirmed&q=carla')).toEqual(['Carla Costa']);
+    // `%` and `_` are matched as themselves, not as LIKE wildcards.
+    expect(await q('q=%25')).toEqual([]);
+    expect(await q('q=_')).toEqual([]);
     const bad = await t.request('GET', `/v1/events/${event.id}/guests?status=maybe`, { headers: a.headers });
     expect(bad.status).toBe(400);
   });
@@ -273,6 +276,14 @@ describe('guests', () => {
     });
     expect(json.status).toBe(415);
     expect(json.body.code).toBe('unsupported_media_type');
+    // A body that ends inside the file: 400, and the server stays up.
+    const truncated = await t.request('POST', `/v1/events/${event.id}/guests/import`, {
+      headers: { ...a.headers, 'content-type': 'multipart/form-data; boundary=XyZ' },
+      raw: '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="g.csv"\r\n\r\nname\nAna\n',
+    });
+    expect(truncated.status, truncated.text).toBe(400);
+    expect(truncated.body.code).toBe('validation_failed');
+    expect((await t.request('GET', '/v1/health/live')).status).toBe(200);
   });
 
   it('invites through SMTP once per guest, reinvites, and reports a failed mail for its guest only', async () => {

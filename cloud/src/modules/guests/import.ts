@@ -83,6 +83,10 @@ export function readUpload(req: Request): Promise<Upload> {
     }
     parser.on('file', (field, stream, info) => {
       const chunks: Buffer[] = [];
+      // A body that ends inside the file destroys the file stream with an error of its own.
+      stream.on('error', () => {
+        failure ??= new AppError(400, 'validation_failed', 'The multipart body is malformed');
+      });
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('limit', () => {
         failure = new AppError(413, 'payload_too_large', `The file is larger than ${UPLOAD_MAX_BYTES} bytes`);

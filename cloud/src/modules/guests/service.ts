@@ -11,6 +11,7 @@ import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js'
 import type { RequestMeta } from '../../http/request-context.js';
 import { randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
+import { likeLiteral } from '../../infra/db/like.js';
 import { recordAudit } from '../audit/record.js';
 import { loadEvent, recordCheckin } from '../checkin/record.js';
 import { decodeCursor, encodeCursor, eventByToken, findEvent, type AdminContext } from '../events/service.js';
@@ -163,7 +164,7 @@ export function createGuestService(deps: Deps) {
       const event = await findEvent(prisma, ctx.tenantId, eventId);
       const and: Prisma.GuestWhereInput[] = [{ eventId: event.id, deletedAt: null }];
       if (query.q) {
-        const contains = { contains: query.q, mode: 'insensitive' as const };
+        const contains = { contains: likeLiteral(query.q), mode: 'insensitive' as const };
         and.push({ OR: [{ name: contains }, { email: contains }, { document: contains }] });
       }
       if (query.status) and.push({ status: query.status });
