@@ -101,10 +101,7 @@ describe('caller kinds', () => {
   });
 
   it('the portal route refuses an admin session, an API key and a device secret with 403, and no credentials with 401', async () => {
-    for (const headers of [
-      admin.headers,
-      bearer(apiKey),
-    ]) {
+    for (const headers of [admin.headers, bearer(apiKey)]) {
       const res = await portalMe(headers);
       expect(res.status).toBe(403);
       expect(res.body.code).toBe('forbidden');
