@@ -49,9 +49,25 @@ export function enrollmentFrames(body: {
   return body.frames ?? (body.frame === undefined ? [] : [body.frame]);
 }
 
+/** LGPD art. 14: a minor's biometric data needs the consent of a parent or legal guardian. */
+export const GuardianConsent = z
+  .strictObject({
+    relationship: z.enum(['parent', 'legal_guardian']),
+    given: z.literal(true).openapi({
+      description: 'The caller attests that this guardian gave specific consent to the enrollment.',
+    }),
+  })
+  .openapi('GuardianConsent', {
+    description:
+      'Needed to enroll a person under the tenant’s `age_policy.minimumAge` when `belowMinimum` is ' +
+      '`require_guardian_consent`; recorded in the audit log with the enrollment. Ignored otherwise.',
+  });
+export type GuardianConsent = z.infer<typeof GuardianConsent>;
+
 export const OnboardingRequest = PersonFields.extend({
   frame: FaceFrame.optional(),
   frames: FaceFrames.optional(),
+  guardianConsent: GuardianConsent.optional(),
 })
   .refine(photosGiven, PHOTOS_MESSAGE)
   .openapi('OnboardingRequest');
@@ -106,6 +122,7 @@ export const EnrollRequest = z
     enrollment_token: EnrollmentTokenValue.optional().openapi({
       description: 'Required unless the call carries an API key of the person’s tenant. Consumed on success.',
     }),
+    guardianConsent: GuardianConsent.optional(),
   })
   .refine(photosGiven, PHOTOS_MESSAGE)
   .openapi('EnrollRequest');

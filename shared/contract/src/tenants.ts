@@ -36,8 +36,10 @@ export const AgePolicy = z
       .openapi({ description: 'Minimum age in whole years; null means no age rule.', example: 18 }),
     belowMinimum: z.enum(['deny', 'require_guardian_consent']).openapi({
       description:
-        'What is to happen to a person under `minimumAge`: `deny` (refuse registration and check-in) or ' +
-        '`require_guardian_consent`. Stored and returned only: this version does not enforce it yet.',
+        'What happens to a person under `minimumAge`. `deny`: registering them (a birthDate under the age) is ' +
+        '400 `age_below_minimum`, and so is enrolling their face. `require_guardian_consent`: they may be ' +
+        'registered, but enrolling their face needs `guardianConsent` (else 400 `guardian_consent_required`). ' +
+        'With a `minimumAge` set, enrolling a person without a birthDate is 400 `birth_date_required`.',
     }),
   })
   .openapi('AgePolicy');

@@ -43,6 +43,27 @@ const FACE_ERRORS = [
   { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or unavailable' },
 ] as const;
 
+/** The tenant's age_policy (README "Person portal and data protection"), checked before the face. */
+const TOO_YOUNG = {
+  status: 400,
+  code: 'age_below_minimum',
+  description: 'the birthDate is under age_policy.minimumAge and belowMinimum is deny',
+} as const;
+const AGE_ERRORS = [
+  TOO_YOUNG,
+  {
+    status: 400,
+    code: 'birth_date_required',
+    description: 'age_policy has a minimumAge and the person has no birthDate',
+  },
+  {
+    status: 400,
+    code: 'guardian_consent_required',
+    description:
+      'the person is under minimumAge, belowMinimum is require_guardian_consent and no guardianConsent was sent',
+  },
+] as const;
+
 const QUALITY =
   'Quality (0.0–1.0) is a weighted geometric mean of detector confidence, face size (eye distance), ' +
   'sharpness, exposure and pose, so one bad factor pulls it down: a sharp, frontal, well-lit face with at ' +
@@ -67,6 +88,7 @@ export function onboardingRoutes(deps: AppDeps) {
       body: OnboardingRequest,
       responses: { 201: { description: 'Created and enrolled', schema: OnboardingResult } },
       errors: [
+        ...AGE_ERRORS,
         ...FACE_ERRORS,
         { status: 409, code: 'conflict', description: 'externalId already used in the tenant' },
       ],
@@ -103,6 +125,7 @@ export function onboardingRoutes(deps: AppDeps) {
       body: RegisterRequest,
       responses: { 201: { description: 'Registered', schema: RegisterResult } },
       errors: [
+        TOO_YOUNG,
         { status: 404, code: 'not_found', description: 'no active tenant with this slug' },
         { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
       ],
@@ -149,6 +172,7 @@ export function onboardingRoutes(deps: AppDeps) {
       body: EnrollRequest,
       responses: { 200: { description: 'Enrolled', schema: EnrollResult } },
       errors: [
+        ...AGE_ERRORS,
         ...FACE_ERRORS,
         { status: 401, code: 'unauthorized', description: 'neither an enrollment_token nor an API key' },
         { status: 400, code: 'invalid_token', description: 'token already used or bound to another person' },

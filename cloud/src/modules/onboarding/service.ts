@@ -18,10 +18,11 @@ import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { isUniqueViolation, newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
-import { tenantBySlug } from '../tenants/service.js';
+import { checkEnrollmentAge, checkRegistrationAge } from '../privacy/age-policy.js';
+import { getTenantSettings, tenantBySlug } from '../tenants/service.js';
 import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
-import { newPersonRow, toPersonWire } from '../persons/wire.js';
+import { birthDateOf, newPersonRow, toPersonWire } from '../persons/wire.js';
 import { createEnrollment } from './enrollment.js';
 import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
 
@@ -61,6 +62,15 @@ export function createOnboardingService(
 
     /** Person + identity + enrollment in one transaction; the face is checked before it opens. */
     async onboard(ctx: PersonContext, input: OnboardingRequest): Promise<OnboardingResult> {
+      const { age_policy } = await getTenantSettings(deps.db, ctx.tenantId);
+      const birthDate = birthDateOf(input.birthDate);
+      checkRegistrationAge(age_policy, birthDate, deps.clock.now());
+      const guardianConsent = checkEnrollmentAge(
+        age_policy,
+        birthDate,
+        deps.clock.now(),
+        input.guardianConsent,
+      );
       const face = await enrollment.check(ctx.tenantId, enrollmentFrames(input), null);
       const personId = newId();
       const stored = await enrollment.store(ctx.tenantId, personId, face);
@@ -84,6 +94,7 @@ export function createOnboardingService(
               identityId: identity.id,
               quality: face.quality,
               modelId: face.modelId,
+              ...(guardianConsent ? { guardianConsent: guardianConsent.relationship } : {}),
             },
             ip: ctx.ip,
             requestId: ctx.requestId,
@@ -116,6 +127,8 @@ export function createOnboardingService(
       await limit('register', meta.ip);
       const tenant = await tenantBySlug(deps.db, input.tenantSlug);
       const now = deps.clock.now();
+      const { age_policy } = await getTenantSettings(deps.db, tenant.id);
+      checkRegistrationAge(age_policy, birthDateOf(input.birthDate), now);
       return prisma.$transaction(async (tx) => {
         const person = await tx.person.create({
           data: { id: newId(), ...newPersonRow(tenant.id, input, now) },
@@ -179,6 +192,8 @@ export function createOnboardingService(
       const person = await prisma.person.findFirst({ where: { id: input.personId, tenantId } });
       if (!person) throw notFound('Person');
       if (person.anonymisedAt) throw new AppError(409, 'conflict', 'The person was anonymised');
+      const { age_policy } = await getTenantSettings(deps.db, tenantId);
+      const guardianConsent = checkEnrollmentAge(age_policy, person.birthDate, now, input.guardianConsent);
 
       const face = await enrollment.check(tenantId, enrollmentFrames(input), person.id);
       const stored = await enrollment.store(tenantId, person.id, face);
@@ -196,6 +211,7 @@ export function createOnboardingService(
               quality: face.quality,
               modelId: face.modelId,
               viaToken: tokenId !== null,
+              ...(guardianConsent ? { guardianConsent: guardianConsent.relationship } : {}),
             },
             ip: meta.ip,
             requestId: meta.requestId,

@@ -55,6 +55,11 @@ export function personRoutes(deps: AppDeps) {
     code: 'not_found',
     description: 'no such person in the caller’s tenant',
   } as const;
+  const tooYoung = {
+    status: 400,
+    code: 'age_below_minimum',
+    description: 'the birthDate is under the tenant’s age_policy.minimumAge and belowMinimum is deny',
+  } as const;
   const externalIdConflict = {
     status: 409,
     code: 'conflict',
@@ -88,7 +93,7 @@ export function personRoutes(deps: AppDeps) {
       scope: 'persons:write',
       body: CreatePersonRequest,
       responses: { 201: { description: 'Created', schema: Person } },
-      errors: [externalIdConflict],
+      errors: [tooYoung, externalIdConflict],
       handler: async ({ actor, body, req, res }) => ({
         status: 201,
         body: await persons.create(personContextOf(actor, req, res), body),
@@ -110,6 +115,7 @@ export function personRoutes(deps: AppDeps) {
         200: { description: 'An existing person was updated', schema: UpsertPersonResult },
         201: { description: 'A new person was created', schema: UpsertPersonResult },
       },
+      errors: [tooYoung],
       handler: async ({ actor, body, req, res }) => {
         const result = await persons.upsert(personContextOf(actor, req, res), body);
         return { status: result.result === 'created' ? 201 : 200, body: result };
@@ -166,6 +172,7 @@ export function personRoutes(deps: AppDeps) {
       responses: { 200: { description: 'The updated person', schema: Person } },
       errors: [
         notFound,
+        tooYoung,
         externalIdConflict,
         { status: 409, code: 'conflict', description: 'the person was anonymised' },
       ],

@@ -29,6 +29,8 @@ import { recordAudit } from '../audit/record.js';
 import { createIdentity, identityRows, revokeIdentities, withIdentity } from '../identities/service.js';
 import { issueEnrollmentToken } from '../onboarding/tokens.js';
 import { emitEvent } from '../outbox/emit.js';
+import { checkRegistrationAge } from '../privacy/age-policy.js';
+import { getTenantSettings } from '../tenants/service.js';
 import { birthDateOf, newPersonRow, toPersonWire } from './wire.js';
 
 export interface PersonContext {
@@ -141,6 +143,13 @@ export function createPersonService(deps: Deps) {
     return rows.map((r) => r.storageKey);
   }
 
+  /** The tenant's age_policy, for a birth date that is being set (registration or change). */
+  async function checkAge(tenantId: string, birthDate: string | null | undefined) {
+    if (!birthDate) return;
+    const { age_policy } = await getTenantSettings(deps.db, tenantId);
+    checkRegistrationAge(age_policy, birthDateOf(birthDate), deps.clock.now());
+  }
+
   async function eraseFiles(keys: string[]) {
     for (const key of keys) {
       try {
@@ -189,10 +198,12 @@ export function createPersonService(deps: Deps) {
     },
 
     async create(ctx: PersonContext, input: CreatePersonRequest): Promise<PersonWire> {
+      await checkAge(ctx.tenantId, input.birthDate);
       return toPersonWire(await createRow(ctx, input));
     },
 
     async update(ctx: PersonContext, id: string, patch: UpdatePersonRequest): Promise<PersonWire> {
+      await checkAge(ctx.tenantId, patch.birthDate);
       try {
         return await prisma.$transaction(async (tx) => {
           const person = await findPerson(tx, ctx, id);
@@ -221,6 +232,7 @@ export function createPersonService(deps: Deps) {
     },
 
     async upsert(ctx: PersonContext, input: UpsertPersonRequest): Promise<UpsertPersonResult> {
+      await checkAge(ctx.tenantId, input.birthDate);
       const { id, created } = await upsertRow(ctx, input);
       return {
         result: created ? 'created' : 'updated',
@@ -250,10 +262,22 @@ export function createPersonService(deps: Deps) {
         const message = error instanceof AppError ? error.message : 'the row could not be stored';
         results[index] = { index, status: 'failed', errors: [{ path: `rows.${index}`, message }] };
       };
+      const { age_policy } = await getTenantSettings(deps.db, ctx.tenantId);
+      const underAge = (birthDate: string | undefined) => {
+        try {
+          checkRegistrationAge(age_policy, birthDateOf(birthDate), deps.clock.now());
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      };
       for (const [index, raw] of rows.entries()) {
         const parsed = ImportPersonRow.safeParse(raw);
+        const refused = parsed.success ? underAge(parsed.data.birthDate) : undefined;
         if (!parsed.success) {
           results[index] = { index, status: 'failed', errors: toFieldErrors(parsed.error, `rows.${index}`) };
+        } else if (refused) {
+          fail(index, refused);
         } else if (parsed.data.externalId) {
           // In row order, so a later row with the same externalId updates the earlier one.
           try {
