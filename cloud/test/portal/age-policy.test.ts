@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/http/errors.js';
+import type { AppError } from '../../src/http/errors.js';
 import {
   ageInYears,
   checkEnrollmentAge,
