@@ -20,4 +20,24 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  {
+    // The person-facing pages run in the browser.
+    files: ['cloud/src/modules/pages/assets/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'document',
+          'location',
+          'history',
+          'navigator',
+          'localStorage',
+          'sessionStorage',
+          'confirm',
+          'FileReader',
+          'Intl',
+          'URLSearchParams',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 );

@@ -12,6 +12,7 @@ import { generateOpenApi, registerSecuritySchemes } from './modules/docs/openapi
 import { moduleRoutes } from './modules/index.js';
 import { createCredentialVerifier } from './modules/auth/verifier.js';
 import { createDeviceService } from './modules/devices/service.js';
+import { pagesRouter } from './modules/pages/routes.js';
 
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps) {
   const openapi = generateOpenApi(registry, deps.config.publicUrl);
 
   app.use(docsRouter(openapi));
+  app.use(pagesRouter());
   app.use(api);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));
