@@ -317,3 +317,36 @@ describe('/v1/me', () => {
 function claimsOf(jwt: string): { sub: string } {
   return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
 }
+
+describe('OpenAPI', () => {
+  it('documents the portal and data-protection routes, with the portal JWT as their only credential', async () => {
+    const doc = (await app.request('GET', '/docs-json')).body;
+    const routes: [string, string, 'portal' | 'public' | 'public+portal'][] = [
+      ['post', '/v1/portal/auth/magic-link', 'public'],
+      ['get', '/v1/portal/auth/magic-link/verify', 'public'],
+      ['get', '/v1/me', 'portal'],
+      ['patch', '/v1/me', 'portal'],
+      ['get', '/v1/me/sessions', 'portal'],
+      ['get', '/v1/me/biometrics', 'portal'],
+      ['delete', '/v1/me/biometrics/{tenantId}', 'portal'],
+      ['get', '/v1/me/checkins', 'portal'],
+      ['get', '/v1/me/notification-preferences', 'portal'],
+      ['patch', '/v1/me/notification-preferences', 'portal'],
+      ['get', '/v1/me/biometric-images', 'portal'],
+      ['get', '/v1/me/biometric-images/{id}/file', 'portal'],
+      ['post', '/v1/me/deletion-request', 'portal'],
+      ['get', '/v1/me/deletion-request', 'portal'],
+      ['delete', '/v1/me/deletion-request', 'portal'],
+      ['post', '/v1/portal/auth/deletion-confirm', 'public+portal'],
+      ['post', '/v1/me/data-export', 'portal'],
+    ];
+    for (const [method, path, who] of routes) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op.summary, `${method} ${path}`).toBeTruthy();
+      if (who === 'portal') expect(op.security, `${method} ${path}`).toEqual([{ portalJwt: [] }]);
+      else expect(op.security, `${method} ${path}`).toEqual([]);
+      expect(Object.keys(op.responses).some((s) => s.startsWith('2'))).toBe(true);
+    }
+  });
+});
