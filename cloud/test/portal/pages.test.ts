@@ -27,7 +27,10 @@ type Sharp = (input: Buffer) => {
 const sharp = createRequire(
   fileURLToPath(new URL('../../../shared/face-engine/package.json', import.meta.url)),
 )('sharp') as Sharp;
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+// The committed screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves
+// the working tree as it was; otherwise they go to a scratch folder.
+const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+let SHOTS = COMMITTED_SHOTS;
 const canRun = existsSync(CHROMIUM) && HAS_MODELS;
 
 let app: TestApp & { smtp: SmtpSink };
@@ -56,8 +59,9 @@ const shot = (page: Page, name: string) =>
 
 describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
   beforeAll(async () => {
-    await mkdir(SHOTS, { recursive: true });
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-pages-'));
+    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
+    await mkdir(SHOTS, { recursive: true });
     const [photo] = await cleanPhotos();
     camera = path.join(scratch, 'face.mjpeg');
     // An MJPEG file is JPEG frames one after the other: the same photo, 30 times.
