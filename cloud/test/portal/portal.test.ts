@@ -350,3 +350,27 @@ describe('OpenAPI', () => {
     }
   });
 });
+
+describe('token guessing', () => {
+  it('limits the e-mailed tokens a client may try to 30 in 10 minutes (429 rate_limited)', async () => {
+    await app.deps.db.prisma.rateLimitBucket.deleteMany({ where: { key: { startsWith: 'portal-link:' } } });
+    for (let i = 0; i < 15; i++) {
+      expect((await app.request('GET', `/v1/portal/auth/magic-link/verify?token=ml_guess${i}`)).status).toBe(
+        401,
+      );
+      const confirm = await app.request('POST', '/v1/portal/auth/deletion-confirm', {
+        body: { token: `dc_guess${i}` },
+      });
+      expect(confirm.status).toBe(401);
+    }
+    const limited = await app.request('GET', '/v1/portal/auth/magic-link/verify?token=ml_guess');
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    const alsoLimited = await app.request('POST', '/v1/portal/auth/deletion-confirm', {
+      body: { token: 'dc_x' },
+    });
+    expect(alsoLimited.status).toBe(429);
+    app.clock.advance(10 * MINUTE);
+    expect((await app.request('GET', '/v1/portal/auth/magic-link/verify?token=ml_guess')).status).toBe(401);
+  });
+});

@@ -88,7 +88,14 @@ export function portalRoutes(deps: AppDeps) {
         200: { description: 'Signed in', schema: PortalTokenResponse },
         204: { description: 'A link preview: nothing spent' },
       },
-      errors: [{ status: 401, code: 'invalid_token', description: 'unknown, used or expired link' }],
+      errors: [
+        { status: 401, code: 'invalid_token', description: 'unknown, used or expired link' },
+        {
+          status: 429,
+          code: 'rate_limited',
+          description: 'over 30 e-mailed tokens tried by this client in 10 minutes',
+        },
+      ],
       handler: async ({ query, req, res }) => {
         if (isLinkPreview(req)) return { status: 204 };
         return { status: 200, body: await portal.verifyMagicLink(query.token, requestMeta(req, res)) };

@@ -38,6 +38,9 @@ const HOUR_MS = 3_600_000;
 /** Sign-in mails: per address (a mailbox cannot be flooded) and per client (nor many mailboxes). */
 const LINKS_PER_EMAIL: RateLimitRule = { limit: 5, windowMs: HOUR_MS };
 const LINKS_PER_CLIENT: RateLimitRule = { limit: 30, windowMs: HOUR_MS };
+/** Spending an e-mailed token (sign-in, deletion confirmation), per client: guessing is bounded too. */
+export const TOKEN_TRIES_PER_CLIENT: RateLimitRule = { limit: 30, windowMs: 10 * 60_000 };
+export const tokenTriesKey = (ip: string) => `portal-link:tries:${ip}`;
 const PHOTO_MAX_BYTES = 2 * 1024 * 1024;
 /** Profile photos are not biometrics of any tenant: they live in the image store under this folder. */
 const PHOTO_FOLDER = 'portal';
@@ -164,6 +167,11 @@ export function createPortalService(deps: Deps) {
 
     /** Spends the link (once), creates the account on first use, links its persons, opens a session. */
     async verifyMagicLink(token: string, meta: RequestMeta): Promise<PortalTokenResponse> {
+      await limiter.enforce(
+        tokenTriesKey(meta.ip),
+        TOKEN_TRIES_PER_CLIENT,
+        'Too many attempts; try again later',
+      );
       const now = deps.clock.now();
       const jti = newId();
       const session = await prisma.$transaction(async (tx) => {

@@ -78,7 +78,14 @@ export function privacyRoutes(deps: AppDeps) {
       auth: ['public', 'portal'],
       body: DeletionConfirmRequest,
       responses: { 200: { description: 'Confirmed', schema: DeletionRequest } },
-      errors: [{ status: 401, code: 'invalid_token', description: 'unknown, used or expired token' }],
+      errors: [
+        { status: 401, code: 'invalid_token', description: 'unknown, used or expired token' },
+        {
+          status: 429,
+          code: 'rate_limited',
+          description: 'over 30 e-mailed tokens tried by this client in 10 minutes',
+        },
+      ],
       handler: async ({ body, req, res }) => ({
         status: 200,
         body: await privacy.confirmDeletion(body.token, requestMeta(req, res)),

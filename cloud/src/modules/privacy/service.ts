@@ -21,7 +21,14 @@ import { recordAudit } from '../audit/record.js';
 import { bumpGuests } from '../guests/service.js';
 import { emitEvent } from '../outbox/emit.js';
 import { createPersonService } from '../persons/service.js';
-import { linkedPersons, photoKey, preferencesOf } from '../portal/service.js';
+import {
+  linkedPersons,
+  photoKey,
+  preferencesOf,
+  TOKEN_TRIES_PER_CLIENT,
+  tokenTriesKey,
+} from '../portal/service.js';
+import { createRateLimiter } from '../../http/rate-limit.js';
 import { enqueueJob, enqueueMail, type JobRow } from './jobs.js';
 import { deletionConfirmMail, exportReadyMail } from './mails.js';
 
@@ -40,6 +47,7 @@ const invalidConfirmation = () =>
 export function createPrivacyService(deps: Deps) {
   const { prisma } = deps.db;
   const persons = createPersonService(deps);
+  const limiter = createRateLimiter(deps.db, deps.clock);
   const graceMs = () => deps.config.deletionGraceHours * HOUR_MS;
   const exportsDir = path.join(deps.config.dataDir, 'exports');
   const exportFile = (id: string) => path.join(exportsDir, `${id}.bin`);
@@ -177,6 +185,11 @@ export function createPrivacyService(deps: Deps) {
 
     /** Spends the e-mailed token (once) and schedules the erasure after the grace period. */
     async confirmDeletion(token: string, meta: RequestMeta): Promise<DeletionRequestWire> {
+      await limiter.enforce(
+        tokenTriesKey(meta.ip),
+        TOKEN_TRIES_PER_CLIENT,
+        'Too many attempts; try again later',
+      );
       const now = deps.clock.now();
       const row = await prisma.$transaction(async (tx) => {
         const found = await tx.deletionRequest.findUnique({ where: { confirmTokenHash: hashToken(token) } });
