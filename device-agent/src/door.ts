@@ -129,8 +129,6 @@ export function createDoor(deps: {
     async identify(token: string, input: { frames: string[]; nonce?: string | undefined }) {
       const replica = replicaOf(token);
       const { policy } = replica;
-      if (!deps.face)
-        throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
       const age = deps.now() - replica.refreshedAt;
       if (age > deps.maxReplicaAgeMs) {
         throw new DoorError(
@@ -140,6 +138,9 @@ export function createDoor(deps: {
             `(maximum ${Math.round(deps.maxReplicaAgeMs / 60_000)} min), so revoked biometrics could still pass. Use QR codes until the cloud is reachable.`,
         );
       }
+      // Checked before the engine: the replica's age is the kiosk's problem, whatever its hardware.
+      if (!deps.face)
+        throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
       const challenge = policy.requireLiveness ? challenges.take(input.nonce ?? '') : null;
       if (policy.requireLiveness && !challenge) {
         throw new DoorError(400, 'invalid_nonce', 'Send the nonce of a fresh challenge (GET /challenge)');

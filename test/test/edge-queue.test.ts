@@ -153,6 +153,42 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
     }
   });
 
+  it('stops admitting by face once its replica is older than the maximum age, and says why; QR goes on', async () => {
+    const device = await cloud.app.request('POST', '/v1/devices', {
+      headers: admin.headers,
+      body: { name: 'Gate 3' },
+    });
+    const stale = await startAgentProcess(
+      await agentEnv(cloud.url, device.body.token, [event.publicToken], { MAX_REPLICA_AGE_S: '1' }),
+    );
+    try {
+      await until(
+        async () => (await agentCall(stale, 'GET', '/status')).body.events[0].faceAdmission,
+        20_000,
+        'replica',
+      );
+      await cloud.down();
+      await until(
+        async () => !(await agentCall(stale, 'GET', '/status')).body.events[0].faceAdmission,
+        10_000,
+        'stale',
+      );
+      const face = await agentCall(stale, 'POST', `/events/${event.publicToken}/identify`, {
+        frames: ['AAAA'],
+      });
+      expect(face.status).toBe(409);
+      expect(face.body.code).toBe('replica_too_old');
+      const qr = await agentCall(stale, 'POST', `/events/${event.publicToken}/qr`, {
+        code: guests[2]!.checkinUrl,
+      });
+      expect(qr.body.outcome).toBe('success');
+      expect((await agentCall(stale, 'GET', '/status')).body.queueLength).toBe(1);
+    } finally {
+      await stale.kill('SIGKILL');
+      await cloud.up();
+    }
+  });
+
   it('serves its own OpenAPI document at /docs-json', async () => {
     const doc = await agentCall(agent!, 'GET', '/docs-json');
     expect(doc.status).toBe(200);

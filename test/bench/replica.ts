@@ -1,0 +1,122 @@
+// Edge benchmark, device side: a 50,000-guest replica with templates written to the agent's RxDB store,
+// loaded again as at start (time, resident memory), and the local decision on it (a real photo probed
+// with passive liveness, searched and calibrated among 50,000 templates).
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createFaceEngine, EMBEDDING_MODEL_ID, embeddingToBuffer } from '@portico/face-engine';
+import type { Replica } from '@portico/contract';
+import { createReplica } from '../../device-agent/src/replica.js';
+import { createSealer } from '../../device-agent/src/sealed.js';
+import { openStore } from '../../device-agent/src/store.js';
+
+const GUESTS = Number(process.env.BENCH_GUESTS ?? 50_000);
+const PAGE = 2_000;
+const mb = (n: number) => `${Math.round(n / 1024 / 1024)} MB`;
+
+function randomUnit(): Float32Array {
+  const v = new Float32Array(512);
+  let norm = 0;
+  for (let i = 0; i < v.length; i++) {
+    v[i] = Math.random() * 2 - 1;
+    norm += v[i]! * v[i]!;
+  }
+  for (let i = 0; i < v.length; i++) v[i]! /= Math.sqrt(norm);
+  return v;
+}
+
+// The replica is written by one process and loaded by a fresh one, as a restarted agent would.
+const dir = process.env.BENCH_AGENT_DIR ?? (await mkdtemp(path.join(os.tmpdir(), 'portico-bench-agent-')));
+const key = process.env.BENCH_AGENT_KEY
+  ? Buffer.from(process.env.BENCH_AGENT_KEY, 'base64')
+  : randomBytes(32);
+const phase = process.env.BENCH_AGENT_DIR ? 'load' : 'write';
+const sealer = createSealer(key);
+const token = 'ev_bench';
+const policy: Replica['policy'] = {
+  tenantId: 't',
+  modelId: EMBEDDING_MODEL_ID,
+  matchThreshold: 0.57,
+  requireLiveness: true,
+  livenessThreshold: 0.5,
+};
+const event: Replica['event'] = {
+  id: 'e',
+  name: 'Bench',
+  status: 'open',
+  checkinMethods: [],
+  capacity: null,
+  geofence: null,
+};
+
+if (phase === 'write') {
+  const db = await openStore(dir);
+  const replica = createReplica(db, sealer);
+  const started = performance.now();
+  for (let from = 0; from < GUESTS; from += PAGE) {
+    const items = Array.from({ length: Math.min(PAGE, GUESTS - from) }, (_, i) => ({
+      guestId: `g${from + i}`,
+      name: `Guest ${from + i}`,
+      status: 'confirmed' as const,
+      checkedInAt: null,
+      personId: `p${from + i}`,
+      qrHash: randomBytes(32).toString('hex'),
+      template: { modelId: policy.modelId, embedding: embeddingToBuffer(randomUnit()).toString('base64') },
+    }));
+    const last = from + PAGE >= GUESTS;
+    await replica.apply(
+      token,
+      { event, policy, items, removed: [], nextCursor: last ? null : 'c', checkpoint: '1.1' },
+      last,
+      Date.now(),
+    );
+  }
+  console.log(
+    `[edge bench] replica of ${GUESTS} guests with templates written in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  await db.close();
+  // Measured again in a fresh process.
+  const { execFileSync } = await import('node:child_process');
+  execFileSync(process.execPath, ['--import', 'tsx', import.meta.filename], {
+    env: { ...process.env, BENCH_AGENT_DIR: dir, BENCH_AGENT_KEY: key.toString('base64') },
+    stdio: 'inherit',
+  });
+  process.exit(0);
+}
+
+const rssBefore = process.memoryUsage().rss;
+const started = performance.now();
+const db = await openStore(dir);
+const replica = createReplica(db, sealer);
+await replica.load([token]);
+const loadS = (performance.now() - started) / 1000;
+const held = replica.get(token)!;
+console.log(
+  `[edge bench] replica loaded at start: ${held.guests.size} guests, ${held.index.size} templates in ${loadS.toFixed(2)} s (target <= 3 s); ` +
+    `RSS ${mb(process.memoryUsage().rss)} (${mb(rssBefore)} before loading)`,
+);
+
+const photo = path.resolve(import.meta.dirname, '../../../shared/faces/bbt/leonard/leonard2.png');
+const frame = await readFile(photo).catch(() => null);
+if (frame) {
+  const engine = await createFaceEngine({ workers: 1 });
+  const times: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t0 = performance.now();
+    const probe = await engine.probe(frame, { liveness: true });
+    const embedding = probe.embeddings[policy.modelId]!;
+    held.index.calibrate(embedding, held.index.search(embedding, 3));
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  console.log(
+    `[edge bench] local decision (probe + passive liveness + search and calibration among ${held.index.size}): ` +
+      `p50 ${times[15]!.toFixed(0)} ms, p90 ${times[27]!.toFixed(0)} ms (target p50 <= 100 ms); RSS with the engine ${mb(process.memoryUsage().rss)}`,
+  );
+  await engine.close();
+} else {
+  console.log('[edge bench] ../shared/faces absent: local decision not measured');
+}
+await db.close();
+console.log(`[edge bench] CPU: ${os.cpus()[0]?.model} x ${os.cpus().length}`);
