@@ -318,6 +318,14 @@ describe('data export', () => {
       });
       expect(res.status).toBe(200);
     }
+    // A guest list entry with the address but no person linked is the person's data too.
+    const admin = await adminHeaders(app, b);
+    const event = await app.request('POST', '/v1/events', { headers: admin, body: { name: 'Launch' } });
+    const guest = await app.request('POST', `/v1/events/${event.body.id}/guests`, {
+      headers: admin,
+      body: { name: 'Export Guest', email: email.toUpperCase() },
+    });
+    expect(guest.status, guest.text).toBe(201);
     const { headers } = await signIn(app, email);
     const requested = await app.request('POST', '/v1/me/data-export', {
       headers,
@@ -359,6 +367,9 @@ describe('data export', () => {
     expect(images).toEqual([expect.objectContaining({ id: imageId, sha256: sha256(photo) })]);
     const file = await zip.file(images[0].file)!.async('nodebuffer');
     expect(file.equals(photo)).toBe(true);
+    expect(await read('guests.json')).toEqual([
+      expect.objectContaining({ id: guest.body.id, eventName: 'Launch', name: 'Export Guest' }),
+    ]);
     expect(await read('profile.json')).toMatchObject({ email });
     expect(await read('consents.json')).toEqual([
       expect.objectContaining({ tenantId: a.tenantId, purpose: 'facial_checkin' }),

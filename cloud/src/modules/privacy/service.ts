@@ -407,7 +407,10 @@ export function createPrivacyService(deps: Deps) {
     const inPersons = { in: personIds };
     const [guests, checkIns, templates, images, sessions, preferences, deletionRequests] = await Promise.all([
       prisma.guest.findMany({
-        where: { personId: inPersons, deletedAt: null },
+        where: {
+          deletedAt: null,
+          OR: [{ personId: inPersons }, { email: { equals: account.email, mode: 'insensitive' } }],
+        },
         include: { event: { select: { name: true, startsAt: true } } },
       }),
       prisma.checkIn.findMany({ where: { personId: inPersons }, orderBy: { occurredAt: 'asc' } }),
