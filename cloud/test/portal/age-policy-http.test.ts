@@ -54,7 +54,13 @@ describe('age_policy deny', () => {
     });
     expect(upsert.body.code).toBe('age_below_minimum');
     const register = await app.request('POST', '/v1/public/onboarding/register', {
-      body: { tenantSlug: t.slug, name: 'Too Young', document: 'Y-3', email: 'y3@example.com', birthDate: minor },
+      body: {
+        tenantSlug: t.slug,
+        name: 'Too Young',
+        document: 'Y-3',
+        email: 'y3@example.com',
+        birthDate: minor,
+      },
     });
     expect(register.status).toBe(400);
     expect(register.body.code).toBe('age_below_minimum');
@@ -71,7 +77,11 @@ describe('age_policy deny', () => {
       },
     });
     expect(imported.status, imported.text).toBe(200);
-    expect(imported.body.results.map((r: { status: string }) => r.status)).toEqual(['created', 'failed', 'created']);
+    expect(imported.body.results.map((r: { status: string }) => r.status)).toEqual([
+      'created',
+      'failed',
+      'created',
+    ]);
 
     const adult = imported.body.results[0].personId;
     const patched = await app.request('PATCH', `/v1/persons/${adult}`, {
