@@ -262,6 +262,35 @@ describe('edge devices and sync', () => {
       });
     });
 
+    it('decides a batch in order: a repeated clientId is a duplicate, a guest twice is flagged, the last place goes to the first', async () => {
+      const event = await openEvent(a);
+      const tenantId = a.tenant.tenantId;
+      const [p1, p2] = [await person(tenantId, 'Ivo'), await person(tenantId, 'Gil')];
+      const [g1, g2] = [await guest(a, event.id, 'Ivo', p1), await guest(a, event.id, 'Gil', p2)];
+      await t.request('PATCH', `/v1/events/${event.id}/config`, {
+        headers: a.headers,
+        body: { capacity: 1 },
+      });
+      const first = item({ eventId: event.id, guestId: g1.id, personId: p1 });
+      const res = await sync(deviceA, [
+        first,
+        first,
+        item({ eventId: event.id, guestId: g1.id, personId: p1 }),
+        item({ eventId: event.id, guestId: g2.id, personId: p2 }),
+        item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' }),
+      ]);
+      expect(res.body.results.map((r: { status: string; flags: string[] }) => [r.status, r.flags])).toEqual([
+        ['accepted', []],
+        ['duplicate', []],
+        ['accepted', ['already_checked_in']],
+        ['accepted', ['capacity_reached']],
+        ['accepted', []],
+      ]);
+      expect(await t.deps.db.prisma.checkIn.count({ where: { eventId: event.id } })).toBe(4);
+      const guests = await t.deps.db.prisma.guest.findMany({ where: { id: { in: [g1.id, g2.id] } } });
+      expect(guests.map((g) => g.status).sort()).toEqual(['checked_in', 'checked_in']);
+    });
+
     it('keeps tenants apart: another tenant’s device cannot replay or reach a check-in id (conflict), nor its events', async () => {
       const event = await openEvent(a);
       const mine = item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' });

@@ -118,57 +118,27 @@ export async function recordCheckin(
     geofenceStatus: geofence,
   };
   const write = ({ outcome, reason }: Decision) =>
-    oneStatement([
-      insertRow('check_ins', {
-        id: checkInId,
-        tenant_id: attempt.tenantId,
-        person_id: facts.personId,
-        identity_id: attempt.identityId ?? null,
-        event_id: facts.eventId,
-        guest_id: facts.guestId,
+    oneStatement(
+      checkinInserts({
+        checkInId,
+        tenantId: attempt.tenantId,
+        settings,
         method: attempt.method,
         outcome,
-        score: facts.score,
-        liveness_score: facts.livenessScore,
-        geofence_status: geofence,
-        latitude: attempt.location?.lat ?? null,
-        longitude: attempt.location?.lng ?? null,
-        occurred_at: occurredAt,
-        received_at: receivedAt,
-        ...(synced && {
-          device_id: synced.deviceId,
-          source: 'sync',
-          late_upload: receivedAt.getTime() - occurredAt.getTime() > LATE_AFTER_MS,
-          conflict: flags.length > 0 ? flags.join(',') : null,
-        }),
-      }),
-      ...(attempt.alsoInsert?.(checkInId) ?? []),
-      auditInsert({
-        tenantId: attempt.tenantId,
-        ...auditActorOf(attempt.actor),
-        action: `checkin.${attempt.method}`,
-        targetType: 'check_in',
-        targetId: checkInId,
-        metadata: { outcome, reason, ...facts, deviceLabel: attempt.deviceId ?? null },
-        ip: attempt.ip ?? null,
+        reason,
+        facts,
+        identityId: attempt.identityId ?? null,
+        location: attempt.location,
+        occurredAt,
+        receivedAt,
+        actor: attempt.actor,
+        deviceLabel: attempt.deviceId ?? null,
         requestId: attempt.requestId ?? null,
+        ip: attempt.ip ?? null,
+        also: attempt.alsoInsert?.(checkInId) ?? [],
+        ...(synced && { synced: { deviceId: synced.deviceId, flags } }),
       }),
-      ...eventInserts(
-        {
-          tenantId: attempt.tenantId,
-          name: `checkin.${outcome}`,
-          data: {
-            checkInId,
-            ...facts,
-            method: attempt.method,
-            deviceId: attempt.deviceId ?? null,
-            ...(synced && { offline: true, recordedAt: occurredAt.toISOString(), flags }),
-          },
-          at: occurredAt,
-        },
-        settings,
-      ).inserts,
-    ]);
+    );
   const admitted = (reason: Decision['reason']): Decision => admission(reason, geofence);
 
   let result: Decision;
@@ -228,6 +198,95 @@ export async function recordCheckin(
 
 /** A synced check-in received this long after the device decided is marked `late_upload`. */
 const LATE_AFTER_MS = 60_000;
+
+export interface CheckinRows {
+  checkInId: string;
+  tenantId: string;
+  settings: TenantSettings;
+  method: z.infer<typeof CheckinMethod>;
+  outcome: CheckinResult['outcome'];
+  reason: CheckinResult['reason'];
+  /** What the check-in row, its audit row, its event and the answer all state. */
+  facts: {
+    personId: string | null;
+    eventId: string | null;
+    guestId: string | null;
+    score: number | null;
+    livenessScore: number | null;
+    geofenceStatus: z.infer<typeof GeofenceStatus>;
+  };
+  identityId: string | null;
+  location: { lat: number; lng: number } | undefined;
+  occurredAt: Date;
+  receivedAt: Date;
+  actor: Actor;
+  deviceLabel: string | null;
+  requestId: string | null;
+  ip: string | null;
+  /** Rows written with it (e.g. its stored frame). */
+  also?: Prisma.Sql[];
+  /** A fact an edge device uploaded: its device and the flags the cloud set. */
+  synced?: { deviceId: string; flags: readonly string[] };
+}
+
+/**
+ * The rows of one check-in: the check-in, its audit row and its event (webhook + bus), to be written
+ * as one statement (`oneStatement`), alone or with other check-ins' rows.
+ */
+export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
+  const { facts, synced } = c;
+  return [
+    insertRow('check_ins', {
+      id: c.checkInId,
+      tenant_id: c.tenantId,
+      person_id: facts.personId,
+      identity_id: c.identityId,
+      event_id: facts.eventId,
+      guest_id: facts.guestId,
+      method: c.method,
+      outcome: c.outcome,
+      score: facts.score,
+      liveness_score: facts.livenessScore,
+      geofence_status: facts.geofenceStatus,
+      latitude: c.location?.lat ?? null,
+      longitude: c.location?.lng ?? null,
+      occurred_at: c.occurredAt,
+      received_at: c.receivedAt,
+      ...(synced && {
+        device_id: synced.deviceId,
+        source: 'sync',
+        late_upload: c.receivedAt.getTime() - c.occurredAt.getTime() > LATE_AFTER_MS,
+        conflict: synced.flags.length > 0 ? synced.flags.join(',') : null,
+      }),
+    }),
+    ...(c.also ?? []),
+    auditInsert({
+      tenantId: c.tenantId,
+      ...auditActorOf(c.actor),
+      action: `checkin.${c.method}`,
+      targetType: 'check_in',
+      targetId: c.checkInId,
+      metadata: { outcome: c.outcome, reason: c.reason, ...facts, deviceLabel: c.deviceLabel },
+      ip: c.ip,
+      requestId: c.requestId,
+    }),
+    ...eventInserts(
+      {
+        tenantId: c.tenantId,
+        name: `checkin.${c.outcome}`,
+        data: {
+          checkInId: c.checkInId,
+          ...facts,
+          method: c.method,
+          deviceId: c.deviceLabel,
+          ...(synced && { offline: true, recordedAt: c.occurredAt.toISOString(), flags: [...synced.flags] }),
+        },
+        at: c.occurredAt,
+      },
+      c.settings,
+    ).inserts,
+  ];
+}
 
 /** The guest row a check-in at `eventId` is for: the given guest, else the person's guest row. */
 async function guestAt(

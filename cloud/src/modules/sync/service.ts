@@ -10,7 +10,10 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isUniqueViolation } from '../../infra/db/index.js';
 import { hashToken } from '../../infra/crypto.js';
-import { loadEvent, recordCheckin } from '../checkin/record.js';
+import { eventDenial, isAdmitted, syncFlags, type SyncFlag } from '@portico/checkin-policy';
+import { checkinInserts, loadEvent, recordCheckin } from '../checkin/record.js';
+import { geofenceStatus } from '../checkin/rules.js';
+import { oneStatement } from '../../infra/db/statements.js';
 import { eventByToken } from '../events/service.js';
 import { templateContext } from '../faces/gallery.js';
 import { getTenantSettings } from '../tenants/service.js';
@@ -30,6 +33,8 @@ type ItemResult = {
 const CLOCK_AHEAD_MS = 5 * 60_000;
 /** Template and person changes are read again this far behind the previous checkpoint (commit lag). */
 const SKEW_MS = 5_000;
+/** Check-ins whose rows go to the database as one statement (about 40 parameters each). */
+const ROWS_PER_STATEMENT = 100;
 
 const rejected = (clientId: string | null, code: ItemResult['code'], detail: string): ItemResult => ({
   clientId,
@@ -146,28 +151,249 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
     }
   }
 
+  /**
+   * Sorts a batch's valid items: earlier uploads and bad references answered at once (in `results`),
+   * the first occurrence of each new item grouped by event (`null`: none) for recording together.
+   */
+  async function planBatch(
+    actor: ActorOf<'device'>,
+    valid: { at: number; item: SyncItemT }[],
+    results: (ItemResult | undefined)[],
+  ) {
+    const ids = valid.map((v) => v.item.clientId);
+    const [existing, events, guests, persons] = await Promise.all([
+      prisma.checkIn.findMany({
+        where: { id: { in: ids } },
+        select: { id: true, tenantId: true, deviceId: true, outcome: true, conflict: true, receivedAt: true },
+      }),
+      prisma.event.findMany({
+        where: {
+          tenantId: actor.tenantId,
+          deletedAt: null,
+          id: { in: valid.flatMap((v) => v.item.eventId ?? []) },
+        },
+        select: { id: true },
+      }),
+      prisma.guest.findMany({
+        where: { tenantId: actor.tenantId, id: { in: valid.flatMap((v) => v.item.guestId ?? []) } },
+        select: { id: true, eventId: true },
+      }),
+      prisma.person.findMany({
+        where: { tenantId: actor.tenantId, id: { in: valid.flatMap((v) => v.item.personId ?? []) } },
+        select: { id: true },
+      }),
+    ]);
+    const known = new Map(existing.map((r) => [r.id, r]));
+    const eventIds = new Set(events.map((e) => e.id));
+    const guestEvent = new Map(guests.map((g) => [g.id, g.eventId]));
+    const personIds = new Set(persons.map((p) => p.id));
+    const seen = new Set<string>();
+    const groups = new Map<string | null, { at: number; item: SyncItemT }[]>();
+    const limit = deps.clock.now().getTime() + CLOCK_AHEAD_MS;
+    for (const v of valid) {
+      const { item } = v;
+      const row = known.get(item.clientId);
+      if (row) {
+        results[v.at] =
+          row.tenantId !== actor.tenantId || row.deviceId !== actor.deviceId
+            ? rejected(item.clientId, 'conflict', 'This clientId names a check-in of another device')
+            : {
+                clientId: item.clientId,
+                status: 'duplicate',
+                checkInId: item.clientId,
+                outcome: row.outcome as ItemResult['outcome'],
+                flags: row.conflict ? row.conflict.split(',') : [],
+                receivedAt: row.receivedAt.toISOString(),
+                code: null,
+                detail: null,
+              };
+        continue;
+      }
+      const problem =
+        new Date(item.recordedAt).getTime() > limit
+          ? rejected(
+              item.clientId,
+              'validation_failed',
+              'recordedAt is in the future (check the device clock)',
+            )
+          : item.guestId && !item.eventId
+            ? rejected(item.clientId, 'validation_failed', 'guestId needs the eventId of its event')
+            : item.eventId && !eventIds.has(item.eventId)
+              ? rejected(item.clientId, 'not_found', 'Event not found')
+              : item.guestId && guestEvent.get(item.guestId) !== item.eventId
+                ? rejected(item.clientId, 'not_found', 'Guest not found')
+                : item.personId && !personIds.has(item.personId)
+                  ? rejected(item.clientId, 'not_found', 'Person not found')
+                  : null;
+      if (problem) {
+        results[v.at] = problem;
+        continue;
+      }
+      // A person at an event without their guest row is matched to it by the recording path.
+      if (seen.has(item.clientId) || (item.personId && item.eventId && !item.guestId)) continue;
+      seen.add(item.clientId);
+      const key = item.eventId ?? null;
+      groups.set(key, [...(groups.get(key) ?? []), v]);
+    }
+    return groups;
+  }
+
+  /**
+   * One event's new items in one transaction under the event's lock: the event rules re-checked for
+   * each in order with the shared policy (as `recordCheckin` does one at a time), flags set, rows
+   * written in chunks, admitted guests marked checked in at their recorded time.
+   */
+  async function recordGroup(
+    actor: ActorOf<'device'>,
+    settings: Awaited<ReturnType<typeof getTenantSettings>>,
+    eventId: string | null,
+    group: { at: number; item: SyncItemT }[],
+    meta: RequestMeta,
+  ): Promise<Map<string, ItemResult>> {
+    const receivedAt = deps.clock.now();
+    return prisma.$transaction(async (tx) => {
+      let event: Awaited<ReturnType<typeof loadEvent>> = null;
+      const inPersons = new Set<string>();
+      const inGuests = new Set<string>();
+      const inSubjects = new Set<string>();
+      const guestCheckedIn = new Map<string, boolean>();
+      if (eventId) {
+        await tx.$queryRaw`SELECT id FROM events WHERE id = ${eventId} FOR UPDATE`;
+        event = await loadEvent({ prisma: tx as never }, actor.tenantId, eventId);
+        if (event!.capacity !== null) {
+          const admitted = await tx.$queryRaw<{ person_id: string | null; guest_id: string | null }[]>`
+            SELECT DISTINCT person_id, guest_id FROM check_ins
+             WHERE event_id = ${eventId} AND outcome IN ('success', 'geofence_alert')
+               AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
+          for (const r of admitted) {
+            if (r.person_id) inPersons.add(r.person_id);
+            if (r.guest_id) inGuests.add(r.guest_id);
+            inSubjects.add((r.person_id ?? r.guest_id)!);
+          }
+        }
+        const guestIds = group.flatMap((g) => g.item.guestId ?? []);
+        if (guestIds.length > 0) {
+          const rows = await tx.guest.findMany({
+            where: { id: { in: guestIds }, deletedAt: null },
+            select: { id: true, checkedInAt: true },
+          });
+          for (const r of rows) guestCheckedIn.set(r.id, r.checkedInAt !== null);
+        }
+      }
+      const answers = new Map<string, ItemResult>();
+      const rows: Prisma.Sql[][] = [];
+      const checkedIn: { id: string; at: Date }[] = [];
+      for (const { item } of group) {
+        const decision = {
+          outcome: item.outcome,
+          reason: item.outcome === 'denied' ? (item.reason ?? 'not_recognised') : null,
+        };
+        // A guest removed from the list keeps its check-ins, unlinked (as the recording path does).
+        const guestId = item.guestId && guestCheckedIn.has(item.guestId) ? item.guestId : null;
+        const personId = item.personId ?? null;
+        let flags: SyncFlag[] = [];
+        if (event && isAdmitted(decision.outcome)) {
+          const alreadyIn =
+            (personId !== null && inPersons.has(personId)) || (guestId !== null && inGuests.has(guestId));
+          const denial = eventDenial(event, item.method, { admitted: inSubjects.size, alreadyIn });
+          flags = syncFlags(decision, denial, guestId !== null && guestCheckedIn.get(guestId) === true);
+          if (personId || guestId) {
+            if (personId) inPersons.add(personId);
+            if (guestId) inGuests.add(guestId);
+            inSubjects.add((personId ?? guestId)!);
+          }
+          if (guestId && !guestCheckedIn.get(guestId)) {
+            guestCheckedIn.set(guestId, true);
+            checkedIn.push({ id: guestId, at: new Date(item.recordedAt) });
+          }
+        }
+        rows.push(
+          checkinInserts({
+            checkInId: item.clientId,
+            tenantId: actor.tenantId,
+            settings,
+            method: item.method,
+            ...decision,
+            facts: {
+              personId,
+              eventId,
+              guestId,
+              score: item.score ?? null,
+              livenessScore: item.livenessScore ?? null,
+              geofenceStatus: geofenceStatus(event, item.location, settings.geofenceRadiusMetros),
+            },
+            identityId: null,
+            location: item.location,
+            occurredAt: new Date(item.recordedAt),
+            receivedAt,
+            actor,
+            deviceLabel: actor.deviceId,
+            requestId: meta.requestId,
+            ip: meta.ip,
+            synced: { deviceId: actor.deviceId, flags },
+          }),
+        );
+        answers.set(item.clientId, {
+          clientId: item.clientId,
+          status: 'accepted',
+          checkInId: item.clientId,
+          outcome: decision.outcome,
+          flags,
+          receivedAt: receivedAt.toISOString(),
+          code: null,
+          detail: null,
+        });
+      }
+      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+        await tx.$executeRaw(oneStatement(rows.slice(i, i + ROWS_PER_STATEMENT).flat()));
+      }
+      if (checkedIn.length > 0) {
+        await tx.$executeRaw`
+          UPDATE guests SET status = 'checked_in', checked_in_at = c.at,
+                 change_seq = nextval('guests_change_seq_seq'), updated_at = ${receivedAt}
+            FROM unnest(${checkedIn.map((c) => c.id)}::text[], ${checkedIn.map((c) => c.at)}::timestamptz[]) AS c(id, at)
+           WHERE guests.id = c.id`;
+      }
+      return answers;
+    });
+  }
+
   return {
-    /** Each item on its own, in order: a malformed or unknown one is rejected, the others recorded. */
+    /**
+     * Each item on its own, in order: a malformed or unknown one is rejected, the others recorded.
+     * Items that name their guest (or no person) are recorded together, one transaction per event
+     * holding its lock, their rows written a few statements at a time; the rest, or a group that met a
+     * concurrent upload of the same ids, go one by one through the one recording path.
+     */
     async batch(actor: ActorOf<'device'>, items: unknown[], meta: RequestMeta) {
       const settings = await getTenantSettings(deps.db, actor.tenantId);
-      const results: ItemResult[] = [];
-      for (const raw of items) {
+      const results: (ItemResult | undefined)[] = new Array(items.length);
+      const valid: { at: number; item: SyncItemT }[] = [];
+      items.forEach((raw, at) => {
         const parsed = SyncItem.safeParse(raw);
-        if (!parsed.success) {
-          const id = (raw as { clientId?: unknown } | null)?.clientId;
-          const issue = parsed.error.issues[0]!;
-          results.push(
-            rejected(
-              typeof id === 'string' ? id.slice(0, 64) : null,
-              'validation_failed',
-              `${issue.path.join('.') || 'item'}: ${issue.message}`.slice(0, 300),
-            ),
-          );
-          continue;
+        if (parsed.success) return valid.push({ at, item: parsed.data });
+        const id = (raw as { clientId?: unknown } | null)?.clientId;
+        const issue = parsed.error.issues[0]!;
+        results[at] = rejected(
+          typeof id === 'string' ? id.slice(0, 64) : null,
+          'validation_failed',
+          `${issue.path.join('.') || 'item'}: ${issue.message}`.slice(0, 300),
+        );
+      });
+      const groups = await planBatch(actor, valid, results);
+      for (const [eventId, group] of groups) {
+        const recorded = await recordGroup(actor, settings, eventId, group, meta).catch((error: unknown) => {
+          if (isUniqueViolation(error)) return null;
+          throw error;
+        });
+        for (const { at, item } of group) {
+          results[at] = recorded?.get(item.clientId) ?? (await recordItem(actor, item, settings, meta));
         }
-        results.push(await recordItem(actor, parsed.data, settings, meta));
       }
-      return { results };
+      // The same clientId twice in one batch: the later ones answer like a replay of the first.
+      for (const { at, item } of valid) results[at] ??= await recordItem(actor, item, settings, meta);
+      deps.outbox.notify();
+      return { results: results as ItemResult[] };
     },
 
     /**
