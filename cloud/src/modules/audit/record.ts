@@ -17,6 +17,34 @@ export interface AuditEntry {
   requestId?: string | null;
 }
 
+/** What an audit row takes from the context of a request. */
+export type AuditContext = Pick<AuditEntry, 'actorType' | 'ip' | 'requestId'> & {
+  tenantId: string;
+  actorId: string;
+};
+
+/** Audit rows about one kind of target, written for the caller of a request. */
+export function targetAudit(targetType: string) {
+  return (
+    tx: Pick<Tx, '$executeRaw'>,
+    ctx: AuditContext,
+    action: string,
+    targetId: string,
+    metadata: Prisma.InputJsonObject = {},
+  ) =>
+    recordAudit(tx, {
+      tenantId: ctx.tenantId,
+      actorType: ctx.actorType,
+      actorId: ctx.actorId,
+      action,
+      targetType,
+      targetId,
+      metadata,
+      ip: ctx.ip,
+      requestId: ctx.requestId,
+    });
+}
+
 /** Write inside the caller's transaction so the audit row commits with the change it records. */
 export async function recordAudit(tx: Pick<Tx, '$executeRaw'>, entry: AuditEntry): Promise<void> {
   await tx.$executeRaw(auditInsert(entry));

@@ -18,7 +18,7 @@ import type { AppDeps } from '../../deps.js';
 import { AppError, invalidFields, notFound } from '../../http/errors.js';
 import { randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { recordAudit } from '../audit/record.js';
+import { targetAudit } from '../audit/record.js';
 import type { PersonContext } from '../persons/service.js';
 import { getTenantSettings } from '../tenants/service.js';
 
@@ -132,24 +132,7 @@ function geofenceColumns(geofence: GeofenceInput) {
 export function createEventService(deps: Deps) {
   const { prisma } = deps.db;
 
-  const audit = (
-    tx: Pick<Tx, '$executeRaw'>,
-    ctx: AdminContext,
-    action: string,
-    targetId: string,
-    metadata: Prisma.InputJsonObject = {},
-  ) =>
-    recordAudit(tx, {
-      tenantId: ctx.tenantId,
-      actorType: ctx.actorType,
-      actorId: ctx.actorId,
-      action,
-      targetType: 'event',
-      targetId,
-      metadata,
-      ip: ctx.ip,
-      requestId: ctx.requestId,
-    });
+  const audit = targetAudit('event');
 
   const wire = async (ctx: AdminContext, e: Event) =>
     toEventWire(e, (await getTenantSettings(deps.db, ctx.tenantId)).geofenceRadiusMetros);

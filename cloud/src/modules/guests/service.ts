@@ -12,7 +12,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { likeLiteral } from '../../infra/db/like.js';
-import { recordAudit } from '../audit/record.js';
+import { recordAudit, targetAudit } from '../audit/record.js';
 import { loadEvent, recordCheckin } from '../checkin/record.js';
 import { decodeCursor, encodeCursor, eventByToken, findEvent, type AdminContext } from '../events/service.js';
 import { firstName } from '../checkin/record.js';
@@ -107,24 +107,7 @@ export function createGuestService(deps: Deps) {
   const limit = (kind: keyof typeof PUBLIC_GUEST_LIMITS, ip: string) =>
     limiter.enforce(`guests:${kind}:${ip}`, PUBLIC_GUEST_LIMITS[kind]);
 
-  const audit = (
-    tx: Pick<Tx, '$executeRaw'>,
-    ctx: AdminContext,
-    action: string,
-    targetId: string,
-    metadata: Prisma.InputJsonObject = {},
-  ) =>
-    recordAudit(tx, {
-      tenantId: ctx.tenantId,
-      actorType: ctx.actorType,
-      actorId: ctx.actorId,
-      action,
-      targetType: 'guest',
-      targetId,
-      metadata,
-      ip: ctx.ip,
-      requestId: ctx.requestId,
-    });
+  const audit = targetAudit('guest');
 
   async function findGuest(tx: Pick<Tx, 'guest'>, event: Event, guestId: string): Promise<Guest> {
     const guest = await tx.guest.findFirst({ where: { id: guestId, eventId: event.id, deletedAt: null } });

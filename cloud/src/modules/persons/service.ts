@@ -25,7 +25,7 @@ import { toFieldErrors } from '../../http/route.js';
 import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
 import { likeLiteral } from '../../infra/db/like.js';
 
-import { recordAudit } from '../audit/record.js';
+import { recordAudit, targetAudit } from '../audit/record.js';
 import { createIdentity, identityRows, revokeIdentities, withIdentity } from '../identities/service.js';
 import { issueEnrollmentToken } from '../onboarding/tokens.js';
 import { emitEvent } from '../outbox/emit.js';
@@ -56,24 +56,7 @@ export function createPersonService(deps: Deps) {
   const { prisma } = deps.db;
   const { images } = deps;
 
-  const audit = (
-    tx: Pick<Tx, '$executeRaw'>,
-    ctx: PersonContext,
-    action: string,
-    targetId: string,
-    metadata: Prisma.InputJsonObject = {},
-  ) =>
-    recordAudit(tx, {
-      tenantId: ctx.tenantId,
-      actorType: ctx.actorType,
-      actorId: ctx.actorId,
-      action,
-      targetType: 'person',
-      targetId,
-      metadata,
-      ip: ctx.ip,
-      requestId: ctx.requestId,
-    });
+  const audit = targetAudit('person');
 
   async function findPerson(db: Pick<Tx, 'person'>, ctx: PersonContext, id: string) {
     const person = await db.person.findFirst({
