@@ -2,16 +2,13 @@
 // event with 50,000 confirmed guests (the whole list page by page, then an incremental fetch with
 // nothing new). Targets (issue 13): import <= 10 s on PGlite; full list <= 2 s; empty increment <= 20 ms.
 // PGlite in a temporary directory, or with BENCH_DATABASE_URL=postgresql://… a scratch database.
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { benchEnvironment } from './bench-environment.js';
 import { unavailableFaceService } from '../src/infra/face.js';
 import { createLogger } from '../src/infra/logger.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
 import { startServer } from '../src/server.js';
-import { createScratchPostgresDatabase } from '../test/support/database.js';
 
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000);
 const LIST_GUESTS = Number(process.env.BENCH_LIST_GUESTS ?? 50_000);
@@ -21,27 +18,17 @@ const fmt = (n: number) => n.toFixed(1);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-guests-'));
-  const scratch = process.env.BENCH_DATABASE_URL
-    ? await createScratchPostgresDatabase(process.env.BENCH_DATABASE_URL)
-    : undefined;
-  const config = loadConfig({
-    DATABASE_URL: scratch?.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MQTT_PORT: '0',
+  const bench = await benchEnvironment('guests', {
     LOG_LEVEL: 'error',
-    SEED_DEMO_TENANT: 'false',
-    NODE_ENV: 'production',
   });
+  const { config } = bench;
   const runtime = await createRuntime(config, {
     logger: createLogger('error'),
     face: unavailableFaceService('not needed by this benchmark'),
   });
   const server = await startServer(runtime);
   const { prisma } = runtime.deps.db;
-  console.log(`guests benchmark: ${scratch ? 'PostgreSQL' : 'PGlite'}, ${os.cpus().length} cores`);
+  console.log(`guests benchmark: ${bench.database}, ${os.cpus().length} cores`);
   try {
     const tenant = await provisionTenant(runtime.deps, {
       slug: 'bench-guests',
@@ -152,8 +139,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await server.stop(1000);
-    await scratch?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.cleanup();
   }
 }
 

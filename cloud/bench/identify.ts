@@ -5,20 +5,19 @@
 // BENCH_DATABASE_URL=postgresql://… it runs on a scratch database created (and dropped) on that server.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { EMBEDDING_DIMENSIONS, embeddingToBuffer } from '@portico/face-engine';
-import { loadConfig } from '../src/config.js';
+import { benchEnvironment } from './bench-environment.js';
 import { newId } from '../src/infra/db/index.js';
 import { createLogger } from '../src/infra/logger.js';
 import { templateContext } from '../src/modules/faces/gallery.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
 import { startServer } from '../src/server.js';
-import { createScratchPostgresDatabase } from '../test/support/database.js';
 import { startWebhookReceiver } from '../test/support/webhook-receiver.js';
 
 const FACES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/faces');
@@ -70,28 +69,18 @@ async function main() {
     console.log(`identify benchmark skipped: ${FACES} (real probe photos) is absent`);
     return;
   }
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
-  const scratch = process.env.BENCH_DATABASE_URL
-    ? await createScratchPostgresDatabase(process.env.BENCH_DATABASE_URL)
-    : undefined;
-  const config = loadConfig({
-    DATABASE_URL: scratch?.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MQTT_PORT: '0',
+  const bench = await benchEnvironment('identify', {
     LOG_LEVEL: 'warn',
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
-    SEED_DEMO_TENANT: 'false',
-    NODE_ENV: 'production',
   });
+  const { config } = bench;
   const runtime = await createRuntime(config, { logger: createLogger('warn') });
   await runtime.deps.face.started();
   const server = await startServer(runtime);
   const receiver = await startWebhookReceiver();
   const { prisma } = runtime.deps.db;
   console.log(
-    `identify benchmark: ${scratch ? 'PostgreSQL' : `PGlite in ${dataDir}`}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores, liveness ${LIVENESS ? 'on' : 'off'}`,
+    `identify benchmark: ${bench.database}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores, liveness ${LIVENESS ? 'on' : 'off'}`,
   );
 
   try {
@@ -267,8 +256,7 @@ async function main() {
   } finally {
     await receiver.close();
     await server.stop(1000);
-    await scratch?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.cleanup();
   }
 }
 

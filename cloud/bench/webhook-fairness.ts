@@ -2,17 +2,14 @@
 // receiver hangs (no answer: each attempt ends at the 10 s time-out) with a backlog of deliveries.
 // Real HTTP receivers, the real worker; PGlite in a temporary directory, or with
 // BENCH_DATABASE_URL=postgresql://… a scratch database created (and dropped) on that server.
-import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { benchEnvironment } from './bench-environment.js';
 import { unavailableFaceService } from '../src/infra/face.js';
 import { createLogger } from '../src/infra/logger.js';
 import { emitEvent } from '../src/modules/outbox/emit.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
 import { startServer } from '../src/server.js';
-import { createScratchPostgresDatabase } from '../test/support/database.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webhook-receiver.js';
 
 const BACKLOGS = (process.env.BENCH_WEBHOOK_BACKLOGS ?? '0,1,20,200').split(',').map(Number);
@@ -20,21 +17,11 @@ const BACKLOGS = (process.env.BENCH_WEBHOOK_BACKLOGS ?? '0,1,20,200').split(',')
 const SAMPLES = Number(process.env.BENCH_WEBHOOK_SAMPLES ?? 5);
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-webhooks-'));
-  const scratch = process.env.BENCH_DATABASE_URL
-    ? await createScratchPostgresDatabase(process.env.BENCH_DATABASE_URL)
-    : undefined;
-  const config = loadConfig({
-    DATABASE_URL: scratch?.url,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    MQTT_PORT: '0',
+  const bench = await benchEnvironment('webhooks', {
     LOG_LEVEL: 'error',
     ALLOW_PRIVATE_WEBHOOK_URLS: 'true',
-    SEED_DEMO_TENANT: 'false',
-    NODE_ENV: 'production',
   });
+  const { config } = bench;
   const runtime = await createRuntime(config, {
     logger: createLogger('error'),
     face: unavailableFaceService('not needed by this benchmark'),
@@ -70,7 +57,7 @@ async function main(): Promise<void> {
   };
 
   console.log(
-    `webhook fairness benchmark: ${scratch ? 'PostgreSQL' : 'PGlite'}, ${os.cpus().length} cores; ` +
+    `webhook fairness benchmark: ${bench.database}, ${os.cpus().length} cores; ` +
       `the slow tenant's receiver never answers (10 s time-out per attempt)`,
   );
   try {
@@ -106,8 +93,7 @@ async function main(): Promise<void> {
     // Receivers first: the server's shutdown waits for the deliveries they hold.
     for (const r of receivers) await r.close();
     await server.stop();
-    await scratch?.drop();
-    await rm(dataDir, { recursive: true, force: true });
+    await bench.cleanup();
   }
 }
 
