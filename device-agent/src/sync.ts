@@ -99,9 +99,12 @@ export function createSync(deps: {
       Object.assign(state, { online: true, lastSyncAt: deps.now(), lastError: null });
       backoffMs = 0;
     } catch (error) {
-      if (!(error instanceof CloudError)) throw error;
+      // Anything but the cloud failing (the disk, a bug) is logged and retried the same way: the door
+      // keeps deciding meanwhile.
+      if (!(error instanceof CloudError)) console.error(error);
       state.online = false;
-      state.lastError = error.message;
+      state.lastError =
+        error instanceof CloudError ? error.message : `agent error: ${(error as Error).message}`;
       backoffMs = Math.min(config.maxBackoffMs, backoffMs === 0 ? config.syncIntervalMs : backoffMs * 2);
     }
     deps.onChange();

@@ -1,0 +1,88 @@
+// The replica on disk: pages applied, removals (also of ids it never held), a reload as at start,
+// templates unreadable at rest without the key.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { EMBEDDING_MODEL_ID, embeddingToBuffer } from '@portico/face-engine';
+import type { Replica as Page } from '@portico/contract';
+import { describe, expect, it } from 'vitest';
+import { createReplica } from '../src/replica.js';
+import { createSealer } from '../src/sealed.js';
+import { openStore } from '../src/store.js';
+
+const policy: Page['policy'] = {
+  tenantId: 't',
+  modelId: EMBEDDING_MODEL_ID,
+  matchThreshold: 0.57,
+  requireLiveness: false,
+  livenessThreshold: 0.5,
+};
+const event: Page['event'] = {
+  id: 'e',
+  name: 'Gala',
+  status: 'open',
+  checkinMethods: [],
+  capacity: null,
+  geofence: null,
+};
+const vector = new Float32Array(512).map((_, i) => Math.cos(i));
+const embedding = embeddingToBuffer(vector).toString('base64');
+const guest = (id: string, withTemplate: boolean): Page['items'][number] => ({
+  guestId: id,
+  name: `Guest ${id}`,
+  status: 'confirmed',
+  checkedInAt: null,
+  personId: `p-${id}`,
+  qrHash: `hash-${id}`,
+  template: withTemplate ? { modelId: EMBEDDING_MODEL_ID, embedding } : null,
+});
+const page = (items: Page['items'], removed: string[], checkpoint: string): Page => ({
+  event,
+  policy,
+  items,
+  removed,
+  nextCursor: null,
+  checkpoint,
+});
+
+describe('device replica', () => {
+  it('applies pages and removals, reloads them from disk, and keeps templates sealed at rest', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-replica-'));
+    const key = randomBytes(32);
+    let db = await openStore(dir);
+    let replica = createReplica(db, createSealer(key));
+    await replica.load(['tok']);
+    await replica.apply(
+      'tok',
+      page([guest('a', true), guest('b', true), guest('c', false)], [], '5.1000'),
+      true,
+      1000,
+    );
+    await replica.apply('tok', page([guest('c', true)], ['b', 'never-held'], '7.2000'), true, 2000);
+    await replica.markCheckedIn('tok', 'a', '2026-11-23T10:00:00.000Z');
+    await db.close();
+
+    db = await openStore(dir);
+    replica = createReplica(db, createSealer(key));
+    await replica.load(['tok']);
+    const held = replica.get('tok')!;
+    expect([...held.guests.keys()].sort()).toEqual(['a', 'c']);
+    expect(held.index.size).toBe(2);
+    expect(held).toMatchObject({ checkpoint: '7.2000', refreshedAt: 2000 });
+    expect(held.guests.get('a')!.checkedIn).toBe(true);
+    expect(held.byQr.get('hash-c')).toBe('c');
+    const [best] = held.index.search(vector, 1);
+    expect(best!.score).toBeCloseTo(1, 5);
+
+    const files = await readdir(dir);
+    const contents = await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')));
+    expect(contents.some((c) => c.includes(embedding.slice(0, 40)))).toBe(false);
+    await db.close();
+
+    // Another key cannot open the templates.
+    db = await openStore(dir);
+    await expect(createReplica(db, createSealer(randomBytes(32))).load(['tok'])).rejects.toThrow();
+    await db.close();
+  });
+});
