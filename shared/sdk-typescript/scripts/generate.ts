@@ -1,0 +1,24 @@
+// Regenerates src/generated/openapi.ts. With a URL (`pnpm --filter @portico/sdk generate
+// http://localhost:8080`) it reads that service's /docs-json; without one it starts the service in
+// process on an in-memory database and reads its own.
+import { writeFile } from 'node:fs/promises';
+import { createTestApp } from '../../../cloud/test/support/app.js';
+import { GENERATED_FILE, typesFromDocument } from './openapi-types.js';
+
+async function documentFrom(url: string | undefined): Promise<unknown> {
+  if (url) {
+    const res = await fetch(new URL('/docs-json', url));
+    if (!res.ok) throw new Error(`${url}/docs-json answered ${res.status}`);
+    return res.json();
+  }
+  const app = await createTestApp();
+  try {
+    return (await app.request('GET', '/docs-json')).body;
+  } finally {
+    await app.close();
+  }
+}
+
+const document = await documentFrom(process.argv[2]);
+await writeFile(GENERATED_FILE, await typesFromDocument(document));
+console.log(`wrote ${GENERATED_FILE}`);

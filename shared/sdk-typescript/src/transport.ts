@@ -1,0 +1,87 @@
+// The fetch every SDK call goes through: adds the credentials, renews an expired admin session once,
+// and retries 429 and 503 answers after the wait the service asked for (`Retry-After`) or, without
+// one, after an exponential backoff with jitter. openapi-fetch builds the requests on top of it.
+import { retryAfterMs } from './errors.js';
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3); 0 turns retrying off. */
+  maxRetries?: number;
+  /** Backoff without `Retry-After`: base * 2^attempt, with full jitter, capped (defaults 500 ms, 8 s). */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A `Retry-After` longer than this is not waited for: the 429/503 is thrown at once (default 60 s). */
+  maxRetryAfterMs?: number;
+}
+
+export interface TransportDeps {
+  fetch: typeof globalThis.fetch;
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+}
+
+/** Where the transport reads the credentials of each request (they change on login and refresh). */
+export interface CredentialSource {
+  authorization(): string | undefined;
+  /** Renews the session after a 401; true when a new access token is ready. Absent for API keys. */
+  renew?(): Promise<boolean>;
+  /** Cookie header for the auth routes (Node has no cookie jar; browsers send their own). */
+  cookie?(url: string): string | undefined;
+  /** Sees every answer of the auth routes (to keep the refresh cookie they set). */
+  observe?(url: string, response: Response): void;
+}
+
+const RETRYABLE = new Set([429, 503]);
+
+export function createTransport(
+  credentials: CredentialSource,
+  retry: RetryOptions,
+  deps: TransportDeps,
+): (input: Request) => Promise<Response> {
+  const maxRetries = retry.maxRetries ?? 3;
+  const base = retry.baseDelayMs ?? 500;
+  const cap = retry.maxDelayMs ?? 8_000;
+  const maxRetryAfter = retry.maxRetryAfterMs ?? 60_000;
+
+  const send = async (request: Request): Promise<Response> => {
+    // A clone per attempt: a request body can be read once.
+    const attempt = request.clone();
+    const auth = credentials.authorization();
+    if (auth && !attempt.headers.has('authorization')) attempt.headers.set('authorization', auth);
+    const cookie = credentials.cookie?.(attempt.url);
+    if (cookie) attempt.headers.set('cookie', cookie);
+    const response = await deps.fetch(attempt);
+    credentials.observe?.(attempt.url, response);
+    return response;
+  };
+
+  return async (request: Request) => {
+    let renewed = false;
+    for (let attempt = 0; ; attempt++) {
+      let response = await send(request);
+      if (response.status === 401 && !renewed && credentials.renew && !isSessionRoute(request.url)) {
+        renewed = true;
+        if (await credentials.renew()) response = await send(request);
+      }
+      if (!RETRYABLE.has(response.status) || attempt >= maxRetries) return response;
+      const asked = retryAfterMs(response.headers.get('retry-after'));
+      if (asked !== undefined && asked > maxRetryAfter) return response;
+      const wait = asked ?? Math.round(deps.random() * Math.min(cap, base * 2 ** attempt));
+      // The answer is dropped: free its connection before waiting.
+      await response.body?.cancel();
+      await deps.sleep(wait);
+    }
+  };
+}
+
+const SESSION_ROUTES = new Set([
+  '/v1/auth/login',
+  '/v1/auth/refresh',
+  '/v1/auth/logout',
+  '/v1/auth/mfa/verify',
+]);
+
+/** Login, refresh, logout and MFA carry their own credentials: a 401 there is the answer, not a stale token. */
+export const isSessionRoute = (url: string) => SESSION_ROUTES.has(new URL(url).pathname);
+
+/** Where the service reads and sets the refresh cookie (its `Path`). */
+export const inCookiePath = (url: string) => new URL(url).pathname.startsWith('/v1/auth/');

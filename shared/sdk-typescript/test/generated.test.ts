@@ -1,0 +1,27 @@
+// CI fails here when the committed generated client no longer matches what the service documents:
+// a route, a field or an error code changed without `pnpm --filter @portico/sdk generate`.
+import { readFile } from 'node:fs/promises';
+import { expect, it } from 'vitest';
+import { createTestApp } from '../../../cloud/test/support/app.js';
+import { GENERATED_FILE, typesFromDocument } from '../scripts/openapi-types.js';
+
+it('keeps src/generated/openapi.ts identical to what /docs-json generates today', async () => {
+  const app = await createTestApp();
+  try {
+    const document = (await app.request('GET', '/docs-json')).body;
+    const fresh = await typesFromDocument(document);
+    const committed = await readFile(GENERATED_FILE, 'utf8');
+    expect(
+      committed === fresh,
+      'src/generated/openapi.ts is stale: run `pnpm --filter @portico/sdk generate` and commit it',
+    ).toBe(true);
+    // The generated client knows every documented operation.
+    for (const [path, item] of Object.entries(document.paths as Record<string, object>)) {
+      for (const method of Object.keys(item)) {
+        expect(fresh, `${method.toUpperCase()} ${path}`).toContain(`'${path}': {`);
+      }
+    }
+  } finally {
+    await app.close();
+  }
+});

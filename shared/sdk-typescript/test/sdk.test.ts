@@ -1,0 +1,275 @@
+// The TypeScript SDK against a real service (HTTP, PGlite or TEST_DATABASE_URL, the real face engine
+// and photos): the README's quick start, sessions, paging, retries, problem errors, webhooks, the bus.
+import type { FaceEngine } from '@portico/face-engine';
+import mqtt from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateWebhookSecret } from '../../../cloud/src/modules/webhooks/secret-rotation.js';
+import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
+import {
+  base64,
+  cleanPhotos,
+  HAS_MODELS,
+  MODELS_SKIP_REASON,
+  samePersonPair,
+  sharedFaceEngine,
+} from '../../../cloud/test/support/faces.js';
+import { newTenant, TestClock } from '../../../cloud/test/support/identity.js';
+import {
+  startWebhookReceiver,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from '../../../cloud/test/support/webhook-receiver.js';
+import {
+  constructWebhookEvent,
+  createPortico,
+  ok,
+  paginate,
+  PorticoError,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+  type Portico,
+  type PorticoEvent,
+} from '../src/index.js';
+import { subscribeEvents } from '../src/mqtt.js';
+
+if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
+
+describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
+  let engine: FaceEngine;
+  let t: TestApp;
+  let receiver: WebhookReceiver;
+  const clock = new TestClock(new Date());
+  let tenant: Awaited<ReturnType<typeof newTenant>>;
+  let admin: Portico;
+  let apiKey: string;
+  /** An integrator's client whose waits move the service's clock instead of sleeping. */
+  const integrator = (waits: number[] = [], maxRetryAfterMs = 60_000) =>
+    createPortico({
+      baseUrl: t.url,
+      apiKey,
+      retry: { maxRetryAfterMs },
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock.advance(ms);
+      },
+    });
+  const signedDelivery = async (match: (body: PorticoEvent) => boolean): Promise<ReceivedWebhook> => {
+    const body = await receiver.waitForBody(match, 10_000);
+    return receiver.received.find((r) => JSON.parse(r.rawBody).id === body.id)!;
+  };
+
+  beforeAll(async () => {
+    let face;
+    ({ engine, face } = await sharedFaceEngine(1));
+    t = await createTestApp({ face, clock });
+    receiver = await startWebhookReceiver();
+    tenant = await newTenant(t);
+    admin = createPortico({ baseUrl: t.url });
+    await admin.login(tenant.adminEmail, tenant.adminPassword);
+    ok(
+      await admin.api.PATCH('/v1/tenants/{id}/settings', {
+        params: { path: { id: tenant.tenantId } },
+        body: { webhookUrl: receiver.url, requireLiveness: false },
+      }),
+    );
+    const app = ok(await admin.api.POST('/v1/applications', { body: { name: 'sdk test' } }));
+    apiKey = app.apiKey.key;
+  }, 120_000);
+  afterAll(async () => {
+    await receiver?.close();
+    await t?.close();
+    await engine?.close();
+  });
+
+  it('runs the quick start: create a person, enroll a photo, identify them in another photo', async () => {
+    const portico = integrator();
+    const [enrollPhoto, probePhoto] = await samePersonPair();
+    const person = ok(
+      await portico.api.POST('/v1/persons', { body: { name: 'Ada Lovelace', document: 'AL-1815' } }),
+    );
+    const enrolled = ok(
+      await portico.api.POST('/v1/public/onboarding/enroll', {
+        body: { personId: person.id, frame: base64(enrollPhoto.bytes) },
+      }),
+    );
+    expect(enrolled.quality).toBeGreaterThan(0.5);
+    const result = ok(
+      await portico.api.POST('/v1/public/checkin/{tenantSlug}/identify', {
+        params: { path: { tenantSlug: tenant.slug } },
+        body: { frame: base64(probePhoto.bytes), deviceId: 'sdk-door' },
+      }),
+    );
+    expect(result).toMatchObject({ outcome: 'success', method: 'facial', person: { id: person.id } });
+  });
+
+  it('surfaces a problem answer as a PorticoError carrying its code', async () => {
+    const portico = integrator();
+    const missing = await portico.api.GET('/v1/persons/{id}', { params: { path: { id: 'no-such-person' } } });
+    expect(() => ok(missing)).toThrow(PorticoError);
+    const error = (() => {
+      try {
+        ok(missing);
+      } catch (e) {
+        return e as PorticoError;
+      }
+    })();
+    expect(error).toMatchObject({ status: 404, code: 'not_found' });
+    expect(error?.requestId).toBeTruthy();
+
+    const refused = await portico.api.POST('/v1/persons', { body: { name: '', document: 'X' } });
+    expect(() => ok(refused)).toThrow(expect.objectContaining({ status: 400, code: 'validation_failed' }));
+  });
+
+  it('retries a 429 after the Retry-After the service sent, then succeeds', async () => {
+    const waits: number[] = [];
+    const portico = integrator(waits, 2 * 3_600_000);
+    const person = ok(
+      await portico.api.POST('/v1/persons', {
+        body: { name: 'Link Person', document: 'LP-1', email: 'link.person@example.com' },
+      }),
+    );
+    const send = () =>
+      portico.api.POST('/v1/persons/{id}/send-enrollment-link', { params: { path: { id: person.id } } });
+    for (let i = 0; i < 3; i++) ok(await send());
+    expect(waits).toEqual([]);
+    // The fourth link within the hour is refused with 429 and a Retry-After; the SDK waits and retries.
+    const fourth = await send();
+    expect(fourth.response.status).toBeLessThan(300);
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(0);
+    expect(waits[0]).toBeLessThanOrEqual(3_600_000);
+  });
+
+  it('does not wait longer than maxRetryAfterMs: the 429 is thrown with its code and retryAfter', async () => {
+    const waits: number[] = [];
+    const portico = integrator(waits, 1_000);
+    const person = ok(
+      await portico.api.POST('/v1/persons', {
+        body: { name: 'Patient Person', document: 'PP-1', email: 'patient.person@example.com' },
+      }),
+    );
+    const send = () =>
+      portico.api.POST('/v1/persons/{id}/send-enrollment-link', { params: { path: { id: person.id } } });
+    for (let i = 0; i < 3; i++) ok(await send());
+    const refused = await send();
+    expect(waits).toEqual([]);
+    expect(() => ok(refused)).toThrow(expect.objectContaining({ status: 429, code: 'rate_limited' }));
+    try {
+      ok(refused);
+    } catch (e) {
+      expect((e as PorticoError).retryAfter).toBeGreaterThan(1);
+    }
+  });
+
+  it('pages through every person with paginate', async () => {
+    const portico = integrator();
+    const created = [];
+    for (let i = 0; i < 5; i++) {
+      created.push(
+        ok(await portico.api.POST('/v1/persons', { body: { name: `Paged ${i}`, document: `PG-${i}` } })).id,
+      );
+    }
+    const seen: string[] = [];
+    const pages: number[] = [];
+    for await (const person of paginate(async (cursor) => {
+      const page = ok(
+        await portico.api.GET('/v1/persons', { params: { query: { limit: 2, q: 'Paged', cursor } } }),
+      );
+      pages.push(page.items.length);
+      return page;
+    })) {
+      seen.push(person.id);
+    }
+    expect(seen.sort()).toEqual(created.sort());
+    expect(pages).toEqual([2, 2, 1]);
+  });
+
+  it('renews an expired admin session from its refresh cookie and carries on', async () => {
+    const first = admin.accessToken;
+    ok(await admin.api.GET('/v1/auth/me'));
+    clock.advance(16 * 60_000); // past the 15-minute access token
+    const me = ok(await admin.api.GET('/v1/auth/me'));
+    expect(me.email).toBe(tenant.adminEmail);
+    expect(admin.accessToken).toBeTruthy();
+    expect(admin.accessToken).not.toBe(first);
+  });
+
+  it('verifies an enrollment webhook on its raw body and refuses a tampered copy; sees it on the bus', async () => {
+    const portico = integrator();
+    const photo = (await cleanPhotos())[1]!;
+    const bus = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+    const published: PorticoEvent[] = [];
+    const unsubscribe = await subscribeEvents(bus, tenant.tenantId, (e) => published.push(e), {
+      events: ['person.enrolled'],
+    });
+    const person = ok(
+      await portico.api.POST('/v1/persons', { body: { name: 'Webhook Person', document: 'WH-1' } }),
+    );
+    ok(
+      await portico.api.POST('/v1/public/onboarding/enroll', {
+        body: { personId: person.id, frame: base64(photo.bytes) },
+      }),
+    );
+    const delivery = await signedDelivery(
+      (b) => b.event === 'person.enrolled' && b.data.personId === person.id,
+    );
+    const signatureHeader = delivery.headers['x-service-signature'] as string;
+
+    const event = await constructWebhookEvent({
+      rawBody: delivery.rawBody,
+      signatureHeader,
+      secret: tenant.webhookSecret,
+    });
+    expect(event).toMatchObject({
+      event: 'person.enrolled',
+      tenantId: tenant.tenantId,
+      data: { personId: person.id },
+    });
+
+    const tampered = delivery.rawBody.replace('"person.enrolled"', '"person.deleted"');
+    expect(tampered).not.toBe(delivery.rawBody);
+    expect(
+      await verifyWebhookSignature({ rawBody: tampered, signatureHeader, secret: tenant.webhookSecret }),
+    ).toBe(false);
+    await expect(
+      constructWebhookEvent({ rawBody: tampered, signatureHeader, secret: tenant.webhookSecret }),
+    ).rejects.toBeInstanceOf(WebhookSignatureError);
+    expect(
+      await verifyWebhookSignature({ rawBody: delivery.rawBody, signatureHeader, secret: 'whsec_other' }),
+    ).toBe(false);
+
+    await expect.poll(() => published.map((e) => e.id)).toContain(event.id);
+    await unsubscribe();
+    await bus.endAsync();
+  });
+
+  it('accepts either secret during a rotation (two signatures in the header) and neither once tampered', async () => {
+    const portico = integrator();
+    const rotated = await rotateWebhookSecret(t.deps, { slug: tenant.slug, overlapMs: 3_600_000 });
+    const person = ok(
+      await portico.api.POST('/v1/persons', { body: { name: 'Rotation', document: 'RT-1' } }),
+    );
+    ok(await portico.api.DELETE('/v1/persons/{id}', { params: { path: { id: person.id } } }));
+    const delivery = await signedDelivery(
+      (b) => b.event === 'person.deleted' && b.data.personId === person.id,
+    );
+    const signatureHeader = delivery.headers['x-service-signature'] as string;
+    expect(signatureHeader.split(',')).toHaveLength(2);
+
+    for (const secret of [
+      rotated.webhookSecret,
+      tenant.webhookSecret,
+      [tenant.webhookSecret, rotated.webhookSecret],
+    ]) {
+      expect(await verifyWebhookSignature({ rawBody: delivery.rawBody, signatureHeader, secret })).toBe(true);
+    }
+    const tampered = delivery.rawBody.replace(person.id, 'someone-else');
+    expect(
+      await verifyWebhookSignature({
+        rawBody: tampered,
+        signatureHeader,
+        secret: [tenant.webhookSecret, rotated.webhookSecret],
+      }),
+    ).toBe(false);
+  });
+});

@@ -1,0 +1,74 @@
+// Retries and backoff seen from a real HTTP server that answers as the test says (the service itself
+// rarely answers 503 on demand): which answers are retried, how long the SDK waits, when it stops.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPortico, ok, PorticoError } from '../src/index.js';
+
+const problem = (status: number, code: string) =>
+  JSON.stringify({ type: 'about:blank', title: 'T', status, code, detail: 'd', requestId: 'r' });
+
+let server: http.Server;
+let url: string;
+let script: { status: number; headers?: Record<string, string> }[] = [];
+const seen: { method: string; body: string; authorization?: string }[] = [];
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      seen.push({ method: req.method!, body, authorization: req.headers.authorization });
+      const next = script.shift() ?? { status: 200 };
+      res.writeHead(next.status, {
+        'content-type': next.status < 300 ? 'application/json' : 'application/problem+json',
+        ...next.headers,
+      });
+      res.end(
+        next.status < 300 ? JSON.stringify({ items: [], nextCursor: null }) : problem(next.status, 'x'),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+const client = (waits: number[], retry = {}) =>
+  createPortico({
+    baseUrl: url,
+    apiKey: 'pk_test_key',
+    retry,
+    random: () => 1,
+    sleep: async (ms) => void waits.push(ms),
+  });
+
+it('retries 503 with exponential backoff when no Retry-After is given, re-sending the same body', async () => {
+  script = [{ status: 503 }, { status: 503 }, { status: 201 }];
+  seen.length = 0;
+  const waits: number[] = [];
+  const res = await client(waits).api.POST('/v1/persons', { body: { name: 'A', document: 'B' } });
+  expect(res.response.status).toBe(201);
+  expect(waits).toEqual([500, 1_000]);
+  expect(seen.map((s) => s.body)).toEqual(Array(3).fill(JSON.stringify({ name: 'A', document: 'B' })));
+  expect(seen.every((s) => s.authorization === 'Bearer pk_test_key')).toBe(true);
+});
+
+it('honours an HTTP-date Retry-After and gives up after maxRetries with the last problem', async () => {
+  const at = new Date(Date.now() + 5_000).toUTCString();
+  script = Array(4).fill({ status: 429, headers: { 'retry-after': at } });
+  const waits: number[] = [];
+  const res = await client(waits, { maxRetries: 3 }).api.GET('/v1/persons');
+  expect(waits).toHaveLength(3);
+  for (const w of waits) expect(w).toBeGreaterThan(3_000);
+  expect(() => ok(res)).toThrow(PorticoError);
+});
+
+it('does not retry other errors', async () => {
+  script = [{ status: 500 }, { status: 200 }];
+  const waits: number[] = [];
+  const res = await client(waits).api.GET('/v1/persons');
+  expect(res.response.status).toBe(500);
+  expect(waits).toEqual([]);
+  script = [];
+});
