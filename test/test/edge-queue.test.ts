@@ -189,6 +189,27 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
     }
   });
 
+  it('streams its status as server-sent events, a new one after each decision', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${agent!.url}/status/stream`, { signal: controller.signal });
+    expect(res.headers.get('content-type')).toBe('text/event-stream');
+    const reader = res.body!.getReader();
+    const events: { queueLength: number; online: boolean }[] = [];
+    let buffered = '';
+    const next = async () => {
+      while (!buffered.includes('\n\n')) buffered += new TextDecoder().decode((await reader.read()).value);
+      const [first, ...rest] = buffered.split('\n\n');
+      buffered = rest.join('\n\n');
+      events.push(JSON.parse(first!.replace(/^data: /, '')));
+    };
+    await next();
+    expect(events[0]).toMatchObject({ online: expect.any(Boolean), queueLength: expect.any(Number) });
+    await agentCall(agent!, 'POST', `/events/${event.publicToken}/qr`, { code: 'unknown-code' });
+    await next();
+    expect(events).toHaveLength(2);
+    controller.abort();
+  });
+
   it('serves its own OpenAPI document at /docs-json', async () => {
     const doc = await agentCall(agent!, 'GET', '/docs-json');
     expect(doc.status).toBe(200);
