@@ -1,0 +1,26 @@
+"""Python client for the Portico API (standard library only)."""
+
+from .client import Persons, Photo, Portico, RetryPolicy
+from .errors import FieldProblem, PorticoError, PorticoHttpError, Problem
+from .types import CheckinResult, EnrollResult, Page, Person, WebhookEvent
+from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, construct_webhook_event, verify_webhook_signature
+
+__all__ = [
+    "CheckinResult",
+    "EnrollResult",
+    "FieldProblem",
+    "Page",
+    "Person",
+    "Persons",
+    "Photo",
+    "Portico",
+    "PorticoError",
+    "PorticoHttpError",
+    "Problem",
+    "RetryPolicy",
+    "SIGNATURE_HEADER",
+    "WebhookEvent",
+    "WebhookSignatureError",
+    "construct_webhook_event",
+    "verify_webhook_signature",
+]

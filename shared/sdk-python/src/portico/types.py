@@ -1,0 +1,65 @@
+"""Wire types of the calls the client wraps (the full list of fields is in ``/docs-json``)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Generic, List, NotRequired, Optional, TypedDict, TypeVar
+
+T = TypeVar("T")
+
+
+class Person(TypedDict):
+    id: str
+    identityId: Optional[str]
+    name: str
+    document: str
+    externalId: Optional[str]
+    email: Optional[str]
+    phone: Optional[str]
+    birthDate: Optional[str]
+    enrolled: bool
+    enrolledAt: Optional[str]
+    anonymised: bool
+    createdAt: str
+    updatedAt: str
+
+
+class EnrollResult(TypedDict):
+    personId: str
+    quality: float
+    photos: int
+    enrolled: bool
+    modelId: str
+
+
+class RecognisedPerson(TypedDict):
+    id: str
+    displayName: str
+
+
+class CheckinResult(TypedDict):
+    checkInId: str
+    outcome: str  # success | denied | liveness_failed | geofence_alert
+    reason: Optional[str]
+    method: str
+    person: Optional[RecognisedPerson]
+    eventId: Optional[str]
+    score: NotRequired[Optional[float]]
+    threshold: NotRequired[Optional[float]]
+    livenessScore: NotRequired[Optional[float]]
+    geofenceStatus: str
+    occurredAt: str
+
+
+class Page(TypedDict, Generic[T]):
+    items: List[T]
+    nextCursor: Optional[str]
+
+
+class WebhookEvent(TypedDict):
+    """A webhook body (and bus message): ``data`` depends on ``event``."""
+
+    id: str
+    event: str
+    tenantId: str
+    timestamp: str
+    data: Dict[str, Any]
