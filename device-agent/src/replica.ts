@@ -76,6 +76,20 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
     replica.index.remove(guestId);
   }
 
+  /** Deleted persons: their guests stay, without a face. */
+  async function forgetPersons(replica: EventReplica, personIds: readonly string[]) {
+    if (personIds.length === 0) return;
+    const gone = new Set(personIds);
+    for (const guest of replica.guests.values()) {
+      if (!guest.personId || !gone.has(guest.personId)) continue;
+      replica.index.remove(guest.guestId);
+      Object.assign(guest, { personId: null, hasTemplate: false });
+      await db.guests
+        .findOne(`${replica.token}:${guest.guestId}`)
+        .patch({ personId: null, modelId: null, template: null });
+    }
+  }
+
   return {
     /** Reads what is on disk into memory (at start). */
     async load(tokens: readonly string[]) {
@@ -125,6 +139,7 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
       if (page.removed.length > 0) await db.guests.bulkRemove(page.removed.map((id) => `${token}:${id}`));
       for (const doc of docs) hold(replica, doc);
       for (const id of page.removed) drop(replica, id);
+      await forgetPersons(replica, page.revokedPersons);
       if (complete) {
         replica.checkpoint = page.checkpoint;
         replica.refreshedAt = at;

@@ -37,17 +37,23 @@ const guest = (id: string, withTemplate: boolean): Page['items'][number] => ({
   qrHash: `hash-${id}`,
   template: withTemplate ? { modelId: EMBEDDING_MODEL_ID, embedding } : null,
 });
-const page = (items: Page['items'], removed: string[], checkpoint: string): Page => ({
+const page = (
+  items: Page['items'],
+  removed: string[],
+  checkpoint: string,
+  revokedPersons: string[] = [],
+): Page => ({
   event,
   policy,
   items,
   removed,
+  revokedPersons,
   nextCursor: null,
   checkpoint,
 });
 
 describe('device replica', () => {
-  it('applies pages and removals, reloads them from disk, and keeps templates sealed at rest', async () => {
+  it('applies pages, removals and deleted persons, reloads them from disk, and keeps templates sealed at rest', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-replica-'));
     const key = randomBytes(32);
     let db = await openStore(dir);
@@ -59,7 +65,14 @@ describe('device replica', () => {
       true,
       1000,
     );
-    await replica.apply('tok', page([guest('c', true)], ['b', 'never-held'], '7.2000'), true, 2000);
+    await replica.apply(
+      'tok',
+      page([guest('c', true), guest('d', true)], ['b', 'never-held'], '7.2000'),
+      true,
+      2000,
+    );
+    // d's person was deleted in the cloud: d stays on the list, without a face.
+    await replica.apply('tok', page([], [], '7.3000', ['p-d']), true, 3000);
     await replica.markCheckedIn('tok', 'a', '2026-11-23T10:00:00.000Z');
     await db.close();
 
@@ -67,9 +80,11 @@ describe('device replica', () => {
     replica = createReplica(db, createSealer(key));
     await replica.load(['tok']);
     const held = replica.get('tok')!;
-    expect([...held.guests.keys()].sort()).toEqual(['a', 'c']);
+    expect([...held.guests.keys()].sort()).toEqual(['a', 'c', 'd']);
     expect(held.index.size).toBe(2);
-    expect(held).toMatchObject({ checkpoint: '7.2000', refreshedAt: 2000 });
+    expect(held.index.has('d')).toBe(false);
+    expect(held.guests.get('d')).toMatchObject({ personId: null, hasTemplate: false });
+    expect(held).toMatchObject({ checkpoint: '7.3000', refreshedAt: 3000 });
     expect(held.guests.get('a')!.checkedIn).toBe(true);
     expect(held.byQr.get('hash-c')).toBe('c');
     const [best] = held.index.search(vector, 1);

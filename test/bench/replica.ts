@@ -67,7 +67,15 @@ if (phase === 'write') {
     const last = from + PAGE >= GUESTS;
     await replica.apply(
       token,
-      { event, policy, items, removed: [], nextCursor: last ? null : 'c', checkpoint: '1.1' },
+      {
+        event,
+        policy,
+        items,
+        removed: [],
+        revokedPersons: [],
+        nextCursor: last ? null : 'c',
+        checkpoint: '1.1',
+      },
       last,
       Date.now(),
     );

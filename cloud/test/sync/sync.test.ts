@@ -361,6 +361,19 @@ describe('edge devices and sync', () => {
       expect(delta.status, delta.text).toBe(200);
       expect(delta.body.removed).toEqual([bob.id]);
       expect(delta.body.items).toEqual([expect.objectContaining({ guestId: lia.id, template: null })]);
+      expect(delta.body.revokedPersons).toEqual([]);
+
+      // A person deleted in the cloud: their templates are gone with them, the device is told who.
+      const zoe = await person(tenantId, 'Zoe');
+      await guest(a, event.id, 'Zoe', zoe);
+      const before = await t.request('GET', `${url}?since=${delta.body.checkpoint}`, {
+        headers: as(deviceA),
+      });
+      expect((await t.request('DELETE', `/v1/persons/${zoe}`, { headers: a.headers })).status).toBe(204);
+      const after = await t.request('GET', `${url}?since=${before.body.checkpoint}`, {
+        headers: as(deviceA),
+      });
+      expect(after.body.revokedPersons).toEqual([zoe]);
     });
   });
 });

@@ -170,6 +170,11 @@ export const Replica = z
     }),
     items: z.array(ReplicaGuest).openapi({ description: 'Guests to add or replace in the local replica.' }),
     removed: z.array(Id).openapi({ description: 'Guest ids to drop (deleted, declined, unconfirmed).' }),
+    revokedPersons: z.array(Id).openapi({
+      description:
+        'Persons deleted since the checkpoint (first page of a delta): drop their templates; their guests ' +
+        'stay on the list without a face.',
+    }),
     nextCursor: z.string().nullable(),
     checkpoint: z.string().openapi({ description: 'After the last page: send it as `since` next time.' }),
   })

@@ -456,8 +456,14 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
          ORDER BY g.change_seq LIMIT ${query.limit + 1}`;
       const page = rows.slice(0, query.limit);
       const more = rows.length > query.limit;
+      const revokedPersons: string[] = [];
       if (mode === 'delta' && !query.cursor) {
         const from = new Date(since - SKEW_MS);
+        // A deleted person leaves no row to compare with: the outbox's person.deleted events say who.
+        const deleted = await prisma.$queryRaw<{ person_id: string }[]>`
+          SELECT DISTINCT payload->'data'->>'personId' AS person_id FROM outbox_events
+           WHERE tenant_id = ${actor.tenantId} AND occurred_at > ${from} AND name = 'person.deleted'`;
+        revokedPersons.push(...deleted.map((d) => d.person_id));
         page.push(
           ...(await prisma.$queryRaw<ReplicaRow[]>`
             ${select}
@@ -518,6 +524,7 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
         },
         items,
         removed,
+        revokedPersons,
         nextCursor: more ? encodeCursor([mode, String(last), String(start), since, startedAt]) : null,
         checkpoint: `${seq}.${startedAt}`,
       };
