@@ -50,7 +50,7 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
     await engine?.close();
   });
 
-  it('recognises enrolled guests and refuses strangers offline, survives a SIGKILL, and syncs every decision once', async () => {
+  it('recognises enrolled guests and refuses strangers offline, survives a SIGKILL, syncs every decision once, and fails still photos on the liveness challenge', async () => {
     const org = await integratorOf(cloud.app);
     // Still photos cannot blink: this journey is about matching and the queue, not the active challenge.
     const settings = await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
@@ -142,5 +142,34 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
         data: { offline: true, recordedAt: answer.recordedAt },
       });
     }
+
+    // The tenant now requires liveness: a challenge per attempt, and still photos cannot show its action.
+    await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
+      headers: org.headers,
+      body: { requireLiveness: true },
+    });
+    const synced = (await agentCall(agent, 'GET', '/status')).body.lastSyncAt;
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.lastSyncAt !== synced,
+      10_000,
+      'policy',
+    );
+    const noNonce = await identify(people.leonard[1]!);
+    expect(noNonce).toMatchObject({ status: 400, body: { code: 'invalid_nonce' } });
+    const challenge = (await agentCall(agent, 'GET', '/challenge')).body;
+    expect(challenge).toMatchObject({
+      nonce: expect.any(String),
+      action: expect.stringMatching(/^(blink|turn_head)$/),
+    });
+    const still = await agentCall(agent, 'POST', `/events/${event.publicToken}/identify`, {
+      nonce: challenge.nonce,
+      frames: [base64(people.leonard[1]!), base64(people.leonard[1]!), base64(people.leonard[1]!)],
+    });
+    expect(still.body).toMatchObject({ outcome: 'liveness_failed', guest: null });
+    const reused = await agentCall(agent, 'POST', `/events/${event.publicToken}/identify`, {
+      nonce: challenge.nonce,
+      frames: [base64(people.leonard[1]!)],
+    });
+    expect(reused.body.code).toBe('invalid_nonce');
   });
 });
