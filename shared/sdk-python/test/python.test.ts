@@ -1,6 +1,6 @@
 // Runs the Python SDK's unittest suite (Debian's python3, standard library only) against a real
 // service started here, so `pnpm test` covers it; the suite's output is shown when it fails.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -22,6 +22,33 @@ import { adminOf, TestClock } from '../../../cloud/test/support/identity.js';
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+/** Debian's `mypy` package, when installed, checks the type hints. */
+const HAS_MYPY = spawnSync(PYTHON, ['-m', 'mypy', '--version']).status === 0;
+
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(PYTHON, args, {
+      cwd: packageDir,
+      env: { ...process.env, ...env, PYTHONPATH: path.join(packageDir, 'src'), PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    let output = '';
+    child.stdout.on('data', (c) => (output += c));
+    child.stderr.on('data', (c) => (output += c));
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+it.skipIf(!HAS_MYPY)(
+  'passes mypy --strict (type hints of the package and its tests)',
+  async () => {
+    const { code, output } = await run(['-m', 'mypy', '--strict', '--cache-dir=/dev/null', 'src', 'tests']);
+    expect(code, output).toBe(0);
+  },
+  120_000,
+);
 
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
 
@@ -86,21 +113,7 @@ describe.skipIf(!HAS_MODELS)('portico (Python SDK) against a running service', (
   });
 
   it('passes its unittest suite: quick start, problem codes, 429 retried, paging, webhooks, session', async () => {
-    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(PYTHON, ['-m', 'unittest', 'discover', '-v', '-s', 'tests'], {
-        cwd: packageDir,
-        env: {
-          ...process.env,
-          ...env,
-          PYTHONPATH: path.join(packageDir, 'src'),
-          PYTHONDONTWRITEBYTECODE: '1',
-        },
-      });
-      let output = '';
-      child.stdout.on('data', (c) => (output += c));
-      child.stderr.on('data', (c) => (output += c));
-      child.on('close', (code) => resolve({ code, output }));
-    });
+    const { code, output } = await run(['-m', 'unittest', 'discover', '-v', '-s', 'tests'], env);
     expect(code, output).toBe(0);
     expect(output).toMatch(/Ran 7 tests/);
     expect(output).not.toMatch(/skipped/);

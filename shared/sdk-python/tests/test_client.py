@@ -16,7 +16,7 @@ import threading
 import time
 import unittest
 import urllib.request
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 from portico import (
     Portico,
@@ -45,7 +45,7 @@ def photos() -> List[bytes]:
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
-    received: List[Tuple[dict, bytes]] = []
+    received: List[Tuple[Dict[str, str], bytes]] = []
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         raw = self.rfile.read(int(self.headers["content-length"]))
@@ -80,7 +80,9 @@ class ClientTest(unittest.TestCase):
         self.assertGreater(enrolled["quality"], 0.5)
         result = portico.identify(ENV["PORTICO_TENANT_SLUG"], probe_photo, device_id="py-door")
         self.assertEqual(result["outcome"], "success")
-        self.assertEqual(result["person"]["id"], person["id"])
+        recognised = result["person"]
+        assert recognised is not None
+        self.assertEqual(recognised["id"], person["id"])
         self.assertTrue(portico.persons.get(person["id"])["enrolled"])
 
     def test_problem_answer_raises_porticoerror_with_code(self) -> None:

@@ -40,9 +40,11 @@ export interface Portico {
 }
 
 export function createPortico(options: PorticoOptions): Portico {
-  const session: { accessToken?: string | undefined; refreshToken?: string | undefined } = {
-    accessToken: options.accessToken,
-  };
+  const session: { loggedIn: boolean; accessToken?: string | undefined; refreshToken?: string | undefined } =
+    {
+      loggedIn: options.accessToken !== undefined,
+      accessToken: options.accessToken,
+    };
   let renewing: Promise<boolean> | undefined;
 
   const credentials: CredentialSource = {
@@ -51,7 +53,8 @@ export function createPortico(options: PorticoOptions): Portico {
       return token ? `Bearer ${token}` : undefined;
     },
     async renew() {
-      if (!session.refreshToken && !inBrowser()) return false;
+      // Only an admin session renews (an API key's 401 is final); in a browser the cookie is invisible.
+      if (!session.loggedIn || (!session.refreshToken && !inBrowser())) return false;
       // One refresh for every call that met the 401 together: the refresh token is single-use.
       renewing ??= refreshSession().finally(() => (renewing = undefined));
       return renewing;
@@ -100,13 +103,14 @@ export function createPortico(options: PorticoOptions): Portico {
     },
     async login(email, password) {
       const answer = ok(await api.POST('/v1/auth/login', { body: { email, password } }));
-      if ('accessToken' in answer) session.accessToken = answer.accessToken;
+      if ('accessToken' in answer)
+        Object.assign(session, { loggedIn: true, accessToken: answer.accessToken });
       return answer;
     },
     async verifyMfa(mfaTicket, code) {
       const answer = ok(await api.POST('/v1/auth/mfa/verify', { body: { mfaTicket, code } }));
       if ('accessToken' in answer && typeof answer.accessToken === 'string') {
-        session.accessToken = answer.accessToken;
+        Object.assign(session, { loggedIn: true, accessToken: answer.accessToken });
       }
     },
     async refresh() {
@@ -114,8 +118,7 @@ export function createPortico(options: PorticoOptions): Portico {
     },
     async logout() {
       ok(await api.POST('/v1/auth/logout'));
-      session.accessToken = undefined;
-      session.refreshToken = undefined;
+      Object.assign(session, { loggedIn: false, accessToken: undefined, refreshToken: undefined });
     },
   };
 }

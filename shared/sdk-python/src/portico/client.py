@@ -141,7 +141,7 @@ class Portico:
 
     def login(self, email: str, password: str) -> Dict[str, Any]:
         """Admin login. With MFA on, answers the challenge (``mfaTicket``): finish with ``verify_mfa``."""
-        answer = self.request("POST", "/v1/auth/login", {"email": email, "password": password})
+        answer = cast(Dict[str, Any], self.request("POST", "/v1/auth/login", {"email": email, "password": password}))
         if "accessToken" in answer:
             self.access_token = answer["accessToken"]
         return answer
@@ -252,7 +252,7 @@ class Persons:
         return self._client.paginate("/v1/persons", filters)
 
     def send_enrollment_link(self, person_id: str) -> Dict[str, Any]:
-        return self._client.request("POST", f"/v1/persons/{_segment(person_id)}/send-enrollment-link")
+        return cast(Dict[str, Any], self._client.request("POST", f"/v1/persons/{_segment(person_id)}/send-enrollment-link"))
 
 
 def _segment(value: str) -> str:

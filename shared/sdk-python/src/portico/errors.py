@@ -5,7 +5,7 @@ from __future__ import annotations
 import email.utils
 import time
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,8 @@ class Problem:
     detail: str
     request_id: str
     errors: List[FieldProblem] = field(default_factory=list)
-    extra: dict = field(default_factory=dict)
+    #: Fields some problems add (e.g. `quality` and `required` of `face_quality_too_low`).
+    extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_body(cls, body: Any) -> Optional["Problem"]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from typing import Optional, Sequence, Union
+from typing import Optional, Sequence, Union, cast
 
 from .types import WebhookEvent
 
@@ -50,4 +50,4 @@ def construct_webhook_event(
     """Verifies, then parses: the event, or ``WebhookSignatureError``."""
     if not verify_webhook_signature(raw_body, signature_header, secret):
         raise WebhookSignatureError("The webhook signature does not match the body")
-    return json.loads(raw_body)
+    return cast(WebhookEvent, json.loads(raw_body))

@@ -3003,6 +3003,8 @@ export interface components {
       items: components['schemas']['ReplicaGuest'][];
       /** @description Guest ids to drop (deleted, declined, unconfirmed). */
       removed: string[];
+      /** @description Persons deleted since the checkpoint (first page of a delta): drop their templates; their guests stay on the list without a face. */
+      revokedPersons: string[];
       nextCursor: string | null;
       /** @description After the last page: send it as `since` next time. */
       checkpoint: string;
