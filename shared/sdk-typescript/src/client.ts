@@ -1,6 +1,6 @@
 // The Portico client: the generated, typed openapi-fetch client (`api`) over the SDK's transport,
-// with the credentials of an integrator (API key) or of an admin (a session renewed from its refresh
-// cookie when the 15-minute access token runs out).
+// with the credentials of an integrator (API key), of an admin (a session renewed from its refresh
+// cookie when the 15-minute access token runs out) or of an edge device (secret and device token).
 import createClient, { type Client } from 'openapi-fetch';
 import { ok } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
@@ -19,6 +19,8 @@ export interface PorticoOptions {
   apiKey?: string;
   /** An admin access token already held (otherwise `login`). */
   accessToken?: string;
+  /** An edge device: the platform's `x-internal-secret` and the device's own `x-device-token`. */
+  device?: { internalSecret: string; token: string };
   retry?: RetryOptions;
   /** Defaults: the global fetch, setTimeout, Math.random (tests and custom runtimes replace them). */
   fetch?: typeof globalThis.fetch;
@@ -48,9 +50,17 @@ export function createPortico(options: PorticoOptions): Portico {
   let renewing: Promise<boolean> | undefined;
 
   const credentials: CredentialSource = {
-    authorization() {
+    headers(url) {
+      const headers: Record<string, string> = {};
       const token = session.accessToken ?? options.apiKey;
-      return token ? `Bearer ${token}` : undefined;
+      if (token) headers.authorization = `Bearer ${token}`;
+      else if (options.device) {
+        headers['x-internal-secret'] = options.device.internalSecret;
+        headers['x-device-token'] = options.device.token;
+      }
+      if (inCookiePath(url) && session.refreshToken)
+        headers.cookie = `${REFRESH_COOKIE}=${session.refreshToken}`;
+      return headers;
     },
     async renew() {
       // Only an admin session renews (an API key's 401 is final); in a browser the cookie is invisible.
@@ -58,11 +68,6 @@ export function createPortico(options: PorticoOptions): Portico {
       // One refresh for every call that met the 401 together: the refresh token is single-use.
       renewing ??= refreshSession().finally(() => (renewing = undefined));
       return renewing;
-    },
-    cookie(url) {
-      return inCookiePath(url) && session.refreshToken
-        ? `${REFRESH_COOKIE}=${session.refreshToken}`
-        : undefined;
     },
     observe(url, response) {
       if (!inCookiePath(url)) return;

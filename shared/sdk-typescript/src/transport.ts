@@ -11,6 +11,8 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A `Retry-After` longer than this is not waited for: the 429/503 is thrown at once (default 60 s). */
   maxRetryAfterMs?: number;
+  /** Each attempt is aborted after this long (default: no limit but the caller's own signal). */
+  timeoutMs?: number;
 }
 
 export interface TransportDeps {
@@ -21,11 +23,10 @@ export interface TransportDeps {
 
 /** Where the transport reads the credentials of each request (they change on login and refresh). */
 export interface CredentialSource {
-  authorization(): string | undefined;
-  /** Renews the session after a 401; true when a new access token is ready. Absent for API keys. */
+  /** Headers to add to a request to `url`: Authorization, a device's secret and token, the refresh cookie. */
+  headers(url: string): Record<string, string>;
+  /** Renews the session after a 401; true when a new access token is ready. */
   renew?(): Promise<boolean>;
-  /** Cookie header for the auth routes (Node has no cookie jar; browsers send their own). */
-  cookie?(url: string): string | undefined;
   /** Sees every answer of the auth routes (to keep the refresh cookie they set). */
   observe?(url: string, response: Response): void;
 }
@@ -44,11 +45,15 @@ export function createTransport(
 
   const send = async (request: Request): Promise<Response> => {
     // A clone per attempt: a request body can be read once.
-    const attempt = request.clone();
-    const auth = credentials.authorization();
-    if (auth && !attempt.headers.has('authorization')) attempt.headers.set('authorization', auth);
-    const cookie = credentials.cookie?.(attempt.url);
-    if (cookie) attempt.headers.set('cookie', cookie);
+    let attempt = request.clone();
+    for (const [name, value] of Object.entries(credentials.headers(attempt.url))) {
+      if (!attempt.headers.has(name)) attempt.headers.set(name, value);
+    }
+    if (retry.timeoutMs !== undefined) {
+      attempt = new Request(attempt, {
+        signal: AbortSignal.any([attempt.signal, AbortSignal.timeout(retry.timeoutMs)]),
+      });
+    }
     const response = await deps.fetch(attempt);
     credentials.observe?.(attempt.url, response);
     return response;

@@ -194,6 +194,23 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
     expect(admin.accessToken).not.toBe(first);
   });
 
+  it("calls device routes with an edge device's secret and token", async () => {
+    const registered = ok(await admin.api.POST('/v1/devices', { body: { name: 'sdk door' } }));
+    const device = createPortico({
+      baseUrl: t.url,
+      device: { internalSecret: t.deps.secrets.internalSecret, token: registered.token },
+    });
+    // Past authentication: the device's tenant has no such event (an anonymous caller gets 401).
+    const replica = (client: Portico) =>
+      client.api.GET('/v1/sync/events/{token}/replica', {
+        params: { path: { token: 'no-such-event-token-0000' } },
+      });
+    const asDevice = await replica(device);
+    expect(() => ok(asDevice)).toThrow(expect.objectContaining({ status: 404, code: 'not_found' }));
+    const asNobody = await replica(createPortico({ baseUrl: t.url }));
+    expect(() => ok(asNobody)).toThrow(expect.objectContaining({ status: 401 }));
+  });
+
   it('verifies an enrollment webhook on its raw body and refuses a tampered copy; sees it on the bus', async () => {
     const portico = integrator();
     const photo = (await cleanPhotos())[1]!;

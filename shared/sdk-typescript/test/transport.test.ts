@@ -10,7 +10,7 @@ const problem = (status: number, code: string) =>
 
 let server: http.Server;
 let url: string;
-let script: { status: number; headers?: Record<string, string> }[] = [];
+let script: { status: number | 'hang'; headers?: Record<string, string> }[] = [];
 const seen: { method: string; body: string; authorization?: string }[] = [];
 
 beforeAll(async () => {
@@ -20,6 +20,7 @@ beforeAll(async () => {
     req.on('end', () => {
       seen.push({ method: req.method!, body, authorization: req.headers.authorization });
       const next = script.shift() ?? { status: 200 };
+      if (next.status === 'hang') return;
       res.writeHead(next.status, {
         'content-type': next.status < 300 ? 'application/json' : 'application/problem+json',
         ...next.headers,
@@ -70,5 +71,13 @@ it('does not retry other errors', async () => {
   const res = await client(waits).api.GET('/v1/persons');
   expect(res.response.status).toBe(500);
   expect(waits).toEqual([]);
+  script = [];
+});
+
+it('aborts an attempt that outlives timeoutMs', async () => {
+  script = [{ status: 'hang' }];
+  const started = Date.now();
+  await expect(client([], { timeoutMs: 200 }).api.GET('/v1/persons')).rejects.toThrow(/abort|timeout/i);
+  expect(Date.now() - started).toBeLessThan(5_000);
   script = [];
 });
