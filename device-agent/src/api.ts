@@ -56,6 +56,13 @@ const IdentifyBody = z
     nonce: z.string().max(64).optional(),
   })
   .openapi('IdentifyBody');
+const CameraBody = z
+  .strictObject({
+    frames: z.number().int().min(1).max(8).default(1).openapi({ description: 'Frames to take in a row.' }),
+    nonce: z.string().max(64).optional(),
+  })
+  .optional()
+  .openapi('CameraBody');
 const QrBody = z.strictObject({ code: z.string().min(1).max(2048) }).openapi('QrBody');
 const Challenge = z
   .object({ nonce: z.string(), action: z.enum(['blink', 'turn_head']), expiresAt: z.string() })
@@ -111,12 +118,16 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/identify-camera',
-      summary: 'Check in by face with a frame from the configured frame source',
+      summary: 'Check in by face with frames from the configured frame source (FRAME_SOURCE)',
       params: TokenParams,
+      body: CameraBody,
       response: DoorAnswer,
-      handler: async ({ params }) => {
+      handler: async ({ params, body }) => {
         if (!deps.camera) throw new DoorError(503, 'no_camera', 'No FRAME_SOURCE is configured');
-        return deps.door.identify(params.token!, { frames: [await deps.camera.frame()] });
+        const { frames: count, nonce } = (body as z.infer<typeof CameraBody> | undefined) ?? { frames: 1 };
+        const frames: string[] = [];
+        for (let i = 0; i < count; i++) frames.push(await deps.camera.frame());
+        return deps.door.identify(params.token!, { frames, nonce });
       },
     },
     {

@@ -88,7 +88,10 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
       headers: org.headers,
       body: { name: 'Lobby' },
     });
-    const env = await agentEnv(cloud.url, device.body.token, [event.publicToken], { AGENT_FACE: 'on' });
+    const env = await agentEnv(cloud.url, device.body.token, [event.publicToken], {
+      AGENT_FACE: 'on',
+      FRAME_SOURCE: path.join(LABELLED_DIR, 'bbt/leonard'),
+    });
 
     agent = await startAgentProcess(env);
     await until(
@@ -142,6 +145,10 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
         data: { offline: true, recordedAt: answer.recordedAt },
       });
     }
+
+    // A unit without a browser: frames from its frame source (a folder of Leonard's photos).
+    const camera = await agentCall(agent, 'POST', `/events/${event.publicToken}/identify-camera`);
+    expect(camera.body).toMatchObject({ outcome: 'success', guest: { displayName: 'leonard' } });
 
     // The tenant now requires liveness: a challenge per attempt, and still photos cannot show its action.
     await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
