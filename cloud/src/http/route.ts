@@ -133,11 +133,12 @@ export function mountRoute(
     res.locals.actor ??= { kind: 'public' };
     const actor = res.locals.actor as { kind: ActorKind };
     if (!def.auth.includes(actor.kind)) {
-      // A device route called with other credentials lacks its own: unauthenticated, not forbidden.
-      const deviceOnly = def.auth.length === 1 && def.auth[0] === 'device';
-      throw actor.kind === 'public' || deviceOnly
-        ? new AppError(401, 'unauthorized', deviceOnly ? DEVICE_CREDENTIALS : 'Authentication required', {
-            headers: { 'WWW-Authenticate': deviceOnly ? 'x-internal-secret' : 'Bearer' },
+      // A device or portal route called with other credentials lacks its own: unauthenticated, not
+      // forbidden (an admin's or integrator's credentials mean nothing there).
+      const own = def.auth.length === 1 ? OWN_CREDENTIALS[def.auth[0]!] : undefined;
+      throw actor.kind === 'public' || own
+        ? new AppError(401, 'unauthorized', own?.message ?? 'Authentication required', {
+            headers: { 'WWW-Authenticate': own?.challenge ?? 'Bearer' },
           })
         : new AppError(
             403,
@@ -168,7 +169,18 @@ export function mountRoute(
   registry.registerPath(toOpenApi(def));
 }
 
-const DEVICE_CREDENTIALS = 'This route takes device credentials: x-internal-secret and x-device-token';
+/** Caller kinds with credentials of their own: any other credentials on their routes are a 401. */
+const OWN_CREDENTIALS: Partial<Record<ActorKind, { message: string; challenge: string }>> = {
+  device: {
+    message: 'This route takes device credentials: x-internal-secret and x-device-token',
+    challenge: 'x-internal-secret',
+  },
+  portal: {
+    message:
+      'This route takes a portal session: sign in with the link e-mailed by /v1/portal/auth/magic-link',
+    challenge: 'Bearer realm="portal"',
+  },
+};
 
 function checkScope(def: RouteDef, actor: Actor): void {
   if (actor.kind === 'apiKey') {
@@ -269,7 +281,9 @@ function toOpenApi(def: RouteDef): RouteConfig {
       401,
       '`unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials',
     );
-    addError(403, '`forbidden`: these credentials may not call this route');
+    if (!(def.auth.length === 1 && OWN_CREDENTIALS[def.auth[0]!])) {
+      addError(403, '`forbidden`: these credentials may not call this route');
+    }
   }
   if (def.auth.includes('apiKey' as never) && (def.scope || !def.auth.includes('public' as never))) {
     addError(

@@ -85,7 +85,11 @@ describe('caller kinds', () => {
 
   const portalMe = async (headers: Record<string, string>) => {
     const res = await fetch(`${portalUrl}/v1/me`, { headers });
-    return { status: res.status, body: (await res.json()) as { code?: string; accountId?: string } };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: (await res.json()) as { code?: string; accountId?: string },
+    };
   };
 
   it('a portal JWT is accepted on a portal route', async () => {
@@ -100,11 +104,12 @@ describe('caller kinds', () => {
     expect(res.body.code).toBe('invalid_token');
   });
 
-  it('the portal route refuses an admin session, an API key and a device secret with 403, and no credentials with 401', async () => {
+  it('the portal route refuses an admin session, an API key, a device secret and no credentials with 401', async () => {
     for (const headers of [admin.headers, bearer(apiKey)]) {
       const res = await portalMe(headers);
-      expect(res.status).toBe(403);
-      expect(res.body.code).toBe('forbidden');
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('unauthorized');
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="portal"');
     }
     expect((await portalMe({})).status).toBe(401);
     // The secret without a device token identifies no device (modules/devices).

@@ -105,12 +105,12 @@ describe('caller kinds', () => {
     }
   });
 
-  it('an API key or an admin session is refused on /v1/me (403), no credentials are 401', async () => {
+  it('an API key or an admin session is refused on /v1/me like no credentials (401)', async () => {
     for (const headers of [a.keyHeaders, await adminHeaders(app, a)]) {
       for (const path of ['/v1/me', '/v1/me/biometrics', '/v1/me/checkins', '/v1/me/deletion-request']) {
         const res = await app.request('GET', path, { headers });
-        expect(res.status, path).toBe(403);
-        expect(res.body.code).toBe('forbidden');
+        expect(res.status, path).toBe(401);
+        expect(res.body.code).toBe('unauthorized');
       }
     }
     expect((await app.request('GET', '/v1/me')).status).toBe(401);

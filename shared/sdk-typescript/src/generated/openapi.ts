@@ -8246,15 +8246,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -8322,15 +8313,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8529,15 +8511,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8582,15 +8555,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8663,15 +8627,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `not_found`: no photo set */
       404: {
         headers: {
@@ -8728,15 +8683,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8777,15 +8723,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8849,15 +8786,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8900,15 +8828,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8977,15 +8896,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -9026,15 +8936,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9086,15 +8987,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9167,15 +9059,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -9218,15 +9101,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9290,15 +9164,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `not_found`: no deletion request was made */
       404: {
         headers: {
@@ -9355,15 +9220,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
       /** @description `conflict`: a request is already pending or confirmed */
       409: {
         headers: {
@@ -9413,15 +9269,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9560,15 +9407,6 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `forbidden`: these credentials may not call this route */
-      403: {
         headers: {
           [name: string]: unknown;
         };
