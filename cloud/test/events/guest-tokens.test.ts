@@ -110,6 +110,30 @@ describe('guests by token', () => {
     expect(hidden.status).toBe(404);
   });
 
+  it('declines by token idempotently; a declined place can be taken; a checked-in guest cannot decline', async () => {
+    const event = await newEvent({ capacity: 1 }, 'open');
+    const g1 = await addGuest(event.id, { name: 'One' });
+    const g2 = await addGuest(event.id, { name: 'Two' });
+    const answer = (g: { guestToken: string }, action: 'confirm' | 'decline') =>
+      t.request('PATCH', `/v1/events/${event.publicToken}/guests/${g.guestToken}/${action}`);
+    expect((await answer(g1, 'confirm')).status).toBe(200);
+    expect((await answer(g2, 'confirm')).body.code).toBe('event_full');
+    const declined = await answer(g1, 'decline');
+    expect(declined.status).toBe(200);
+    expect(declined.body.status).toBe('declined');
+    expect(await answer(g1, 'decline')).toMatchObject({ status: 200, body: declined.body });
+    expect((await answer(g2, 'confirm')).body.status).toBe('confirmed');
+    // The confirmed list reports g1's removal to kiosks.
+    const list = await t.request('GET', `/v1/events/${event.publicToken}/confirmed-list`);
+    expect(list.body.items.map((i: { name: string }) => i.name)).toEqual(['Two']);
+
+    const visit = await t.request('GET', `/v1/public/checkin/link/${linkToken(g2)}`);
+    expect(visit.body.result).toBe('checked_in');
+    const late = await answer(g2, 'decline');
+    expect(late.status).toBe(409);
+    expect(late.body.code).toBe('already_checked_in');
+  });
+
   it('checks a guest in by link once, only while the event is open, with event and guest in the webhook', async () => {
     const event = await newEvent({ checkinMethods: ['link'] }, 'published');
     const guest = await addGuest(event.id, { name: 'Link Guest', email: 'link@example.com' });

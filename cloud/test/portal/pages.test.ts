@@ -142,7 +142,7 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     expect(person.enrolledAt).not.toBeNull();
   }, 60_000);
 
-  it('invitation: the confirmation link shows the event’s branding in its language and confirms attendance', async () => {
+  it('invitation: the confirmation link shows the event’s branding in its language, confirms attendance and declines', async () => {
     const admin = await adminHeaders(app, org);
     const event = await app.request('POST', '/v1/events', {
       headers: admin,
@@ -178,9 +178,16 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     await page.click('#confirm');
     await page.getByText('Sua presença está confirmada').waitFor();
     await shot(page, 'invitation-confirmed-pt-BR');
-    await page.context().close();
     const row = await app.deps.db.prisma.guest.findUniqueOrThrow({ where: { id: guest.body.id } });
     expect(row.status).toBe('confirmed');
+    // Plans change: declining frees the place, and the page offers to confirm again.
+    await page.click('#decline');
+    await page.getByText('Você recusou este convite').waitFor();
+    expect(await page.isVisible('#confirm')).toBe(true);
+    await shot(page, 'invitation-declined-pt-BR');
+    await page.context().close();
+    const declined = await app.deps.db.prisma.guest.findUniqueOrThrow({ where: { id: guest.body.id } });
+    expect(declined.status).toBe('declined');
   }, 60_000);
 
   it('portal: sign in by the e-mailed link, see data, withdraw biometrics, export, ask for and confirm deletion', async () => {

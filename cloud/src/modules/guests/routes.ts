@@ -260,6 +260,31 @@ export function guestRoutes(deps: AppDeps) {
       }),
     }),
     defineRoute({
+      method: 'patch',
+      path: '/v1/events/{eventToken}/guests/{guestToken}/decline',
+      operationId: 'declineGuest',
+      summary: 'Decline the invitation by token (public)',
+      description:
+        'No credentials, no body. Idempotent: a guest who declined gets the same answer. A confirmed guest ' +
+        'frees their place (and may confirm again while there is room); a checked-in guest cannot decline. ' +
+        `Open while the event is \`published\` or \`open\`. ${NEVER}Counts against the same 30 calls a ` +
+        'minute per address as confirming.',
+      tag: TAG,
+      auth: ['public'],
+      params: PublicGuestParams,
+      responses: { 200: { description: 'The guest, declined', schema: ConfirmResult } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'unknown tokens, or the event is not public' },
+        { status: 409, code: 'event_not_open', description: 'the event is closed or cancelled' },
+        { status: 409, code: 'already_checked_in', description: 'the guest is already checked in' },
+        limited,
+      ],
+      handler: async ({ params, req, res }) => ({
+        status: 200,
+        body: await guests.decline(params.eventToken, params.guestToken, requestMeta(req, res)),
+      }),
+    }),
+    defineRoute({
       method: 'get',
       path: '/v1/events/{token}/confirmed-list',
       operationId: 'getConfirmedList',

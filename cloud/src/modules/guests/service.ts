@@ -299,6 +299,45 @@ export function createGuestService(deps: Deps) {
     },
 
     /**
+     * Idempotent: a declined guest answers as is. A checked-in guest cannot decline (409
+     * `already_checked_in`); a confirmed one frees their place. Open while confirmations are.
+     */
+    async decline(eventToken: string, guestToken: string, meta: RequestMeta) {
+      await limit('confirm', meta.ip);
+      return prisma.$transaction(async (tx) => {
+        const found = await byTokens(tx, eventToken, guestToken);
+        await tx.$queryRaw`SELECT id FROM events WHERE id = ${found.event.id} FOR UPDATE`;
+        const { event, guest } = await byTokens(tx, eventToken, guestToken);
+        if (guest.status === 'declined') return toPublicGuest(guest, event);
+        if (guest.status === 'checked_in') {
+          throw new AppError(409, 'already_checked_in', 'This guest is already checked in');
+        }
+        if (!CONFIRMABLE_EVENT.has(event.status)) {
+          throw new AppError(409, 'event_not_open', `The event is ${event.status}: answers are closed`, {
+            extra: { eventStatus: event.status },
+          });
+        }
+        const now = deps.clock.now();
+        const updated = await tx.guest.update({
+          where: { id: guest.id },
+          data: { status: 'declined', confirmedAt: null, updatedAt: now },
+        });
+        await bumpGuests(tx, [guest.id]);
+        await recordAudit(tx, {
+          tenantId: guest.tenantId,
+          actorType: 'public',
+          action: 'guest.declined',
+          targetType: 'guest',
+          targetId: guest.id,
+          metadata: { eventId: event.id },
+          ip: meta.ip,
+          requestId: meta.requestId,
+        });
+        return toPublicGuest(updated, event);
+      });
+    },
+
+    /**
      * The invitation's check-in link. Records a `link` check-in under the event's rules while the event
      * is open; once the guest is checked in, a visit answers `already_checked_in` and records nothing.
      */

@@ -997,6 +997,26 @@ export interface paths {
     patch: operations['confirmGuest'];
     trace?: never;
   };
+  '/v1/events/{eventToken}/guests/{guestToken}/decline': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Decline the invitation by token (public)
+     * @description No credentials, no body. Idempotent: a guest who declined gets the same answer. A confirmed guest frees their place (and may confirm again while there is room); a checked-in guest cannot decline. Open while the event is `published` or `open`. Never document number, phone, birth date, e-mail or biometric data. Counts against the same 30 calls a minute per address as confirming.
+     */
+    patch: operations['declineGuest'];
+    trace?: never;
+  };
   '/v1/events/{token}/confirmed-list': {
     parameters: {
       query?: never;
@@ -7835,6 +7855,74 @@ export interface operations {
         };
       };
       /** @description `event_not_open`: the event is closed or cancelled; `event_full`: confirming would exceed the event capacity */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many calls; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  declineGuest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        eventToken: string;
+        guestToken: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The guest, declined */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ConfirmResult'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: unknown tokens, or the event is not public */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `event_not_open`: the event is closed or cancelled; `already_checked_in`: the guest is already checked in */
       409: {
         headers: {
           [name: string]: unknown;

@@ -1,4 +1,4 @@
-// A guest's invitation (`/e/{eventToken}/g/{guestToken}`): the event's branding, and confirming attendance.
+// A guest's invitation (`/e/{eventToken}/g/{guestToken}`): the event's branding, and confirming or declining.
 import { api, chooseLanguage, el, formatDate, header, notice, render, translator } from './common.js';
 
 const [, , eventToken, , guestToken] = location.pathname.split('/');
@@ -23,31 +23,39 @@ async function start() {
     const text = { confirmed: 'confirmed', checked_in: 'checkedIn', declined: 'declined' }[s];
     status.replaceChildren(text ? notice('ok', t(text)) : '');
     confirmButton.hidden = s === 'confirmed' || s === 'checked_in';
+    declineButton.hidden = s === 'declined' || s === 'checked_in';
   };
-  const confirmButton = el(
-    'button',
-    {
-      id: 'confirm',
-      onclick: async () => {
-        confirmButton.disabled = true;
-        const done = await api('PATCH', `${base}/confirm`);
-        confirmButton.disabled = false;
-        if (done.ok) return show(done.data.status ?? 'confirmed');
-        const code = done.data?.code;
-        status.replaceChildren(
-          notice(
-            'error',
-            code === 'event_not_open'
-              ? t('eventClosed')
-              : code === 'event_full'
-                ? t('eventFull')
-                : t('genericError', { code: code ?? done.status }),
-          ),
-        );
+  /** A button that answers the invitation (`confirm` or `decline`). */
+  const answer = (action) => {
+    const button = el(
+      'button',
+      {
+        id: action,
+        ...(action === 'decline' ? { class: 'secondary' } : {}),
+        onclick: async () => {
+          button.disabled = true;
+          const done = await api('PATCH', `${base}/${action}`);
+          button.disabled = false;
+          if (done.ok) return show(done.data.status);
+          const code = done.data?.code;
+          status.replaceChildren(
+            notice(
+              'error',
+              code === 'event_not_open'
+                ? t('eventClosed')
+                : code === 'event_full'
+                  ? t('eventFull')
+                  : t('genericError', { code: code ?? done.status }),
+            ),
+          );
+        },
       },
-    },
-    t('confirm'),
-  );
+      t(action),
+    );
+    return button;
+  };
+  const confirmButton = answer('confirm');
+  const declineButton = answer('decline');
   const place = event.venue ? [event.venue.name, event.venue.address].filter(Boolean).join(', ') : '';
   render(
     header(t, lang, t('invitationTitle')),
@@ -66,7 +74,7 @@ async function start() {
         ? el('p', {}, t('when', { date: formatDate(lang, event.startsAt, event.timeZone) }))
         : null,
       place ? el('p', {}, t('where', { place })) : null,
-      confirmButton,
+      el('div', { class: 'row' }, confirmButton, declineButton),
       status,
     ),
   );
