@@ -190,6 +190,37 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     expect(declined.status).toBe('declined');
   }, 60_000);
 
+  it('check-in link: opening it in a browser records nothing; the tap on the landing page checks in', async () => {
+    const admin = await adminHeaders(app, org);
+    const event = await app.request('POST', '/v1/events', { headers: admin, body: { name: 'Open Day' } });
+    expect(event.status, event.text).toBe(201);
+    const setStatus = (status: string) =>
+      app.request('PATCH', `/v1/events/${event.body.id}/status`, { headers: admin, body: { status } });
+    expect((await setStatus('published')).status).toBe(200);
+    const guest = await app.request('POST', `/v1/events/${event.body.id}/guests`, {
+      headers: admin,
+      body: { name: 'Rui Link' },
+    });
+    expect(guest.status, guest.text).toBe(201);
+    const checkIns = () => app.deps.db.prisma.checkIn.count({ where: { guestId: guest.body.id } });
+
+    const page = await phone('en');
+    await page.goto(local(guest.body.checkinUrl));
+    expect(new URL(page.url()).pathname).toMatch(/^\/c\//);
+    await page.getByText('Check in now').waitFor();
+    await shot(page, 'checkin-link-en');
+    expect(await checkIns()).toBe(0);
+    await page.click('#checkin');
+    await page.getByText('The doors are not open yet').waitFor();
+    expect(await checkIns()).toBe(0);
+    expect((await setStatus('open')).status).toBe(200);
+    await page.click('#checkin');
+    await page.getByText('Welcome, Rui! You are checked in at Open Day.').waitFor();
+    await shot(page, 'checkin-link-done-en');
+    await page.context().close();
+    expect(await checkIns()).toBe(1);
+  }, 60_000);
+
   it('portal: sign in by the e-mailed link, see data, withdraw biometrics, export, ask for and confirm deletion', async () => {
     const admin = await adminHeaders(app, org);
     await app.request('POST', '/v1/checkin/manual', { headers: admin, body: { personId: org.personId } });

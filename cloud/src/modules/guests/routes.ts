@@ -320,13 +320,16 @@ export function guestRoutes(deps: AppDeps) {
         'open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` ' +
         'saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors ' +
         'open records nothing (invitations go out before), and a ' +
-        `visit during the event can record at most the guest's one check-in. ${NEVER}30 calls a minute per address.`,
+        `visit during the event can record at most the guest's one check-in. A client that prefers HTML (a ` +
+        'person who opened the link) is sent (303) to the landing page `/c/{token}`, whose button checks in. ' +
+        `${NEVER}30 calls a minute per address.`,
       tag: 'Check-in',
       auth: ['public'],
       params: LinkCheckinParams,
       responses: {
         200: { description: 'What happened', schema: LinkCheckinResult },
         204: { description: 'HEAD, prefetch or link preview: nothing recorded' },
+        303: { description: 'A browser: sent to the landing page `/c/{token}`; nothing recorded' },
       },
       errors: [
         { status: 404, code: 'not_found', description: 'unknown or removed link' },
@@ -335,6 +338,12 @@ export function guestRoutes(deps: AppDeps) {
       ],
       handler: async ({ actor, params, req, res }) => {
         if (isLinkPreview(req)) return { status: 204 };
+        // A person who opened the link (or a scanner that renders HTML): the landing page, where a tap
+        // checks in. Nothing is recorded by the visit itself.
+        if (req.accepts(['application/json', 'text/html']) === 'text/html') {
+          res.redirect(303, `/c/${encodeURIComponent(params.token)}`);
+          return;
+        }
         return { status: 200, body: await guests.checkinByLink(actor, params.token, requestMeta(req, res)) };
       },
     }),

@@ -1,5 +1,6 @@
 // The person-facing pages every e-mailed link opens, served under PUBLIC_URL: self-enrollment
-// (`/enroll?token=`), the guest invitation (`/e/{eventToken}/g/{guestToken}`) and the person portal
+// (`/enroll?token=`), the guest invitation (`/e/{eventToken}/g/{guestToken}`), the landing of its
+// check-in link (`/c/{linkToken}`) and the person portal
 // (`/portal`, `/portal/login?token=`, `/portal/delete?token=`). Plain HTML and ES modules that call the
 // public API; English and Brazilian Portuguese. Not part of the API, so not in the OpenAPI document.
 import path from 'node:path';
@@ -25,6 +26,7 @@ const PAGES = {
   portal: 'portal.js',
   enroll: 'enroll.js',
   invitation: 'invitation.js',
+  checkin: 'checkin-link.js',
 } as const;
 
 function sendPage(res: Response, page: keyof typeof PAGES): void {
@@ -55,5 +57,6 @@ export function pagesRouter(): Router {
   }
   router.get('/enroll', (_req, res) => sendPage(res, 'enroll'));
   router.get('/e/:eventToken/g/:guestToken', (_req, res) => sendPage(res, 'invitation'));
+  router.get('/c/:linkToken', (_req, res) => sendPage(res, 'checkin'));
   return router;
 }

@@ -1046,7 +1046,7 @@ export interface paths {
     };
     /**
      * Check in by the invitation link (public)
-     * @description No credentials. Records a `link` check-in for the guest under the event’s rules (methods, capacity) while the event is `open`; otherwise 409 `event_not_open` and nothing is recorded. Once the guest is checked in, every visit answers `already_checked_in` and records nothing. Mail scanners that open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors open records nothing (invitations go out before), and a visit during the event can record at most the guest's one check-in. Never document number, phone, birth date, e-mail or biometric data. 30 calls a minute per address.
+     * @description No credentials. Records a `link` check-in for the guest under the event’s rules (methods, capacity) while the event is `open`; otherwise 409 `event_not_open` and nothing is recorded. Once the guest is checked in, every visit answers `already_checked_in` and records nothing. Mail scanners that open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors open records nothing (invitations go out before), and a visit during the event can record at most the guest's one check-in. A client that prefers HTML (a person who opened the link) is sent (303) to the landing page `/c/{token}`, whose button checks in. Never document number, phone, birth date, e-mail or biometric data. 30 calls a minute per address.
      */
     get: operations['checkinByLink'];
     put?: never;
@@ -8038,6 +8038,13 @@ export interface operations {
       };
       /** @description HEAD, prefetch or link preview: nothing recorded */
       204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description A browser: sent to the landing page `/c/{token}`; nothing recorded */
+      303: {
         headers: {
           [name: string]: unknown;
         };
