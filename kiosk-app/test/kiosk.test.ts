@@ -231,7 +231,7 @@ describe.skipIf(!canRun)(
         .poll(() => page.locator('video').evaluate((v: HTMLVideoElement) => v.videoWidth))
         .toBeGreaterThan(0);
       if (shootSteps) await shot(page, `2-camera-${lang}`);
-      await page.locator('[data-screen="challenge"] .step', { hasText: /2/ }).waitFor();
+      await page.locator('[data-screen="challenge"][data-step="2"]').waitFor();
       if (shootSteps) await shot(page, `3-challenge-${lang}`);
       await page.locator('main.result').waitFor({ timeout: 30_000 });
       return page.locator('main.result');

@@ -180,11 +180,11 @@ function stepScreen(step: number, of: number, text: string, seconds: number) {
   const count = h('div', { class: 'countdown', id: 'countdown' }, String(seconds));
   show(
     'challenge',
-    h('div', { class: 'stage' }, video, h('div', { class: 'oval' })),
+    h('div', { class: 'stage' }, video, h('div', { class: 'oval' }), count),
     h('p', { class: 'step' }, t.step(step, of)),
     h('p', { class: 'instruction', id: 'instruction' }, text),
-    count,
   );
+  root.querySelector('main')!.dataset.step = String(step);
   return count;
 }
 
