@@ -2,7 +2,7 @@
 // (online or not) and written to the durable queue before it is answered.
 import { createHash } from 'node:crypto';
 import { isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
-import type { SyncItem } from '@portico/contract';
+import { SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
 import {
   admission,
   eventDenial,
@@ -41,6 +41,18 @@ export interface DoorAnswer {
 const SEARCH_K = 3;
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 const firstName = (name: string) => name.trim().split(/\s+/)[0] ?? '';
+const DATA_URL = /^data:image\/[a-z+]+;base64,/i;
+
+/**
+ * The frame to upload with a face decision, when the tenant keeps check-in images (the replica's
+ * policy says so): base64 without a data-URL prefix, none over the cloud's limit. Otherwise none: the
+ * frame never leaves the device. It waits in the queue sealed with the rest of the item.
+ */
+function uploadedFrame(policy: { syncCheckinImages: boolean }, frame: string): string | undefined {
+  if (!policy.syncCheckinImages) return undefined;
+  const base64 = frame.trim().replace(DATA_URL, '').replace(/\s+/g, '');
+  return Buffer.byteLength(base64, 'base64') <= SYNC_FRAME_MAX_BYTES ? base64 : undefined;
+}
 
 export function createDoor(deps: {
   replica: Replica;
@@ -88,6 +100,7 @@ export function createDoor(deps: {
     decision: Decision,
     guestId: string | null,
     scores: { score: number | null; threshold: number | null; livenessScore: number | null },
+    frame?: string,
   ): Promise<DoorAnswer> {
     const at = deps.now();
     const guest = guestId ? replica.guests.get(guestId) : undefined;
@@ -102,6 +115,7 @@ export function createDoor(deps: {
       recordedAt: new Date(at).toISOString(),
       score: scores.score,
       livenessScore: scores.livenessScore,
+      ...(frame !== undefined && { frame }),
     };
     // Durable before anyone hears the answer.
     await deps.queue.add(item, at);
@@ -147,12 +161,18 @@ export function createDoor(deps: {
       }
       const face = deps.face;
       let main: FaceProbe;
+      let mainFrame = input.frames[0]!;
       let active = true;
       try {
         if (challenge) {
           const analyses = await Promise.all(input.frames.map((f) => face.analyze(f, { liveness: true })));
           // The most frontal frame is matched and judged for passive liveness.
-          main = analyses.reduce((a, b) => (Math.abs(b.pose.yaw) < Math.abs(a.pose.yaw) ? b : a));
+          const frontal = analyses.reduce(
+            (best, a, i) => (Math.abs(a.pose.yaw) < Math.abs(analyses[best]!.pose.yaw) ? i : best),
+            0,
+          );
+          main = analyses[frontal]!;
+          mainFrame = input.frames[frontal]!;
           active = actionPerformed(
             challenge.action,
             analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
@@ -178,11 +198,18 @@ export function createDoor(deps: {
           : guest
             ? eventDecision(replica, 'facial', guest)
             : { outcome: 'denied', reason: 'not_recognised' };
-      return record(replica, 'facial', decision, guest?.guestId ?? null, {
-        score: best ? round(best.score) : null,
-        threshold: verdict === 'liveness_failed' ? null : policy.matchThreshold,
-        livenessScore,
-      });
+      return record(
+        replica,
+        'facial',
+        decision,
+        guest?.guestId ?? null,
+        {
+          score: best ? round(best.score) : null,
+          threshold: verdict === 'liveness_failed' ? null : policy.matchThreshold,
+          livenessScore,
+        },
+        uploadedFrame(policy, mainFrame),
+      );
     },
 
     /** By the QR code of an invitation (its link token, or the whole link), checked against the replica. */

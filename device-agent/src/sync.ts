@@ -21,6 +21,20 @@ export interface SyncState {
 class CloudError extends Error {}
 
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Most JSON bytes in one batch: items with frames are sent fewer at a time, under the cloud's body limit. */
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** The oldest items that fit in one request (at least one). */
+function fitting<T>(items: readonly T[]): T[] {
+  let bytes = 0;
+  const batch: T[] = [];
+  for (const item of items) {
+    bytes += Buffer.byteLength(JSON.stringify(item));
+    if (batch.length > 0 && bytes > BATCH_BYTES) break;
+    batch.push(item);
+  }
+  return batch;
+}
 
 export function createSync(deps: {
   config: Pick<
@@ -64,7 +78,7 @@ export function createSync(deps: {
 
   async function flush() {
     for (;;) {
-      const items = await queue.oldest(SYNC_BATCH_MAX);
+      const items = fitting(await queue.oldest(SYNC_BATCH_MAX));
       if (items.length === 0) return;
       const { results } = await call<BatchResult>('/v1/sync/batch', { method: 'POST', body: { items } });
       // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one

@@ -17,6 +17,7 @@ const policy: Page['policy'] = {
   matchThreshold: 0.57,
   requireLiveness: false,
   livenessThreshold: 0.5,
+  syncCheckinImages: false,
 };
 const event: Page['event'] = {
   id: 'e',

@@ -40,6 +40,7 @@ const policy: Replica['policy'] = {
   matchThreshold: 0.57,
   requireLiveness: true,
   livenessThreshold: 0.5,
+  syncCheckinImages: false,
 };
 const event: Replica['event'] = {
   id: 'e',

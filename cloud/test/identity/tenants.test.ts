@@ -81,6 +81,7 @@ describe('tenant and settings', () => {
       allowDuplicateFaces: false,
       qrTokenTtlHours: 720,
       qrRepeatWindowMinutes: 5,
+      syncCheckinImages: false,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

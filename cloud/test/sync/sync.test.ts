@@ -1,5 +1,8 @@
 // Edge devices over HTTP: registration and revocation, POST /v1/sync/batch (credentials, per-item
 // results, replays, flags, webhooks marked offline, tenant isolation) and the device replica feed.
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { embeddingToBuffer } from '@portico/face-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
@@ -304,6 +307,75 @@ describe('edge devices and sync', () => {
         (await t.request('GET', `/v1/sync/events/${event.publicToken}/replica`, { headers: as(deviceB) }))
           .status,
       ).toBe(404);
+    });
+    it('stores a synced frame encrypted as the check-in image only when the tenant keeps images, and keeps the check-in either way', async () => {
+      const event = await openEvent(a);
+      const p = await person(a.tenant.tenantId, 'Frame Person');
+      const g1 = await guest(a, event.id, 'Frame One', p);
+      const g2 = await guest(a, event.id, 'Frame Two');
+      const g3 = await guest(a, event.id, 'Frame Three');
+      // A JPEG as far as magic bytes go, with a payload that must never be on disk in plain.
+      const payload = randomBytes(4096);
+      const jpeg = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), payload, Buffer.from([0xff, 0xd9])]);
+      const images = (clientId: string) =>
+        t.deps.db.prisma.biometricImage.findMany({ where: { checkInId: clientId } });
+      const settings = (syncCheckinImages: boolean) =>
+        t.request('PATCH', `/v1/tenants/${a.tenant.tenantId}/settings`, {
+          headers: a.headers,
+          body: { syncCheckinImages },
+        });
+
+      // Off (the default): the check-in is recorded, the frame is not.
+      const off = item({ eventId: event.id, guestId: g2.id, frame: jpeg.toString('base64') });
+      const refused = await sync(deviceA, [off]);
+      expect(refused.body.results[0]).toMatchObject({ status: 'accepted', clientId: off.clientId });
+      expect(refused.body.results[0].detail).toMatch(/syncCheckinImages/);
+      expect(await t.deps.db.prisma.checkIn.count({ where: { id: off.clientId } })).toBe(1);
+      expect(await images(off.clientId)).toEqual([]);
+
+      expect((await settings(true)).status).toBe(200);
+      try {
+        const replica = await t.request('GET', `/v1/sync/events/${event.publicToken}/replica`, {
+          headers: as(deviceA),
+        });
+        expect(replica.body.policy.syncCheckinImages).toBe(true);
+        const on = item({ eventId: event.id, guestId: g1.id, personId: p, frame: jpeg.toString('base64') });
+        const notImage = item({
+          eventId: event.id,
+          guestId: g3.id,
+          outcome: 'denied',
+          reason: 'not_recognised',
+          frame: Buffer.from('GIF89a not a jpeg').toString('base64'),
+        });
+        const res = await sync(deviceA, [on, notImage]);
+        expect(res.body.results.map((r: { status: string }) => r.status)).toEqual(['accepted', 'accepted']);
+        expect(res.body.results[0].detail).toBeNull();
+        expect(res.body.results[1].detail).toMatch(/not a JPEG or PNG/);
+        expect(await images(notImage.clientId)).toEqual([]);
+        const [row] = await images(on.clientId);
+        expect(row).toMatchObject({
+          tenantId: a.tenant.tenantId,
+          personId: p,
+          kind: 'checkin',
+          contentType: 'image/jpeg',
+          byteSize: jpeg.length,
+          sha256: createHash('sha256').update(jpeg).digest('hex'),
+        });
+        const onDisk = await readFile(t.deps.images.pathOf(row!.storageKey));
+        expect(onDisk.includes(payload.subarray(0, 64))).toBe(false);
+        expect(await t.deps.images.read(a.tenant.tenantId, row!.id, row!.storageKey)).toEqual(jpeg);
+
+        // A replay stores nothing new.
+        const again = await sync(deviceA, [on]);
+        expect(again.body.results[0].status).toBe('duplicate');
+        expect(await images(on.clientId)).toHaveLength(1);
+        const files = await readdir(path.dirname(t.deps.images.pathOf(row!.storageKey)));
+        expect(files.filter((f) => f.endsWith('.bin'))).toHaveLength(
+          await t.deps.db.prisma.biometricImage.count({ where: { tenantId: a.tenant.tenantId } }),
+        );
+      } finally {
+        expect((await settings(false)).status).toBe(200);
+      }
     });
   });
 

@@ -44,6 +44,9 @@ export const SyncFlag = z.enum(SYNC_FLAGS).openapi({
     'does not take this method, `already_checked_in` the guest had already been checked in (e.g. by another kiosk).',
 });
 
+/** Largest frame a sync item may carry (decoded bytes). */
+export const SYNC_FRAME_MAX_BYTES = 1024 * 1024;
+
 export const SyncItem = z
   .strictObject({
     clientId: z.uuid().openapi({
@@ -63,6 +66,17 @@ export const SyncItem = z
     location: z
       .strictObject({ lat: z.number().min(-90).max(90), lng: z.number().min(-180).max(180) })
       .optional(),
+    frame: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({
+        description:
+          `The decision's frame, JPEG or PNG, base64 (at most ${SYNC_FRAME_MAX_BYTES / 1024} KiB decoded); only ` +
+          'when the replica’s `policy.syncCheckinImages` is true. Stored encrypted as the check-in’s image. A ' +
+          'frame the cloud does not keep (setting off, not JPEG/PNG, too large) never costs the check-in: it is ' +
+          'recorded without it, and `detail` says why.',
+      }),
   })
   .openapi('SyncItem', {
     description:
@@ -108,7 +122,9 @@ export const SyncItemResult = z
           '`validation_failed` malformed item (see `detail`); `not_found` event, guest or person not of the ' +
           'device’s tenant; `conflict` the clientId names a check-in that is not this device’s.',
       }),
-    detail: z.string().nullable(),
+    detail: z.string().nullable().openapi({
+      description: 'Why it was rejected; on an accepted item, why its `frame` was not stored (else null).',
+    }),
   })
   .openapi('SyncItemResult');
 
@@ -167,6 +183,9 @@ export const Replica = z
       matchThreshold: z.number(),
       requireLiveness: z.boolean(),
       livenessThreshold: z.number(),
+      syncCheckinImages: z.boolean().openapi({
+        description: 'The tenant keeps check-in images: send each face decision’s `frame` in its sync item.',
+      }),
     }),
     items: z.array(ReplicaGuest).openapi({ description: 'Guests to add or replace in the local replica.' }),
     removed: z.array(Id).openapi({ description: 'Guest ids to drop (deleted, declined, unconfirmed).' }),

@@ -115,6 +115,12 @@ export const TenantSettings = z
           'every scan).',
         example: 5,
       }),
+    syncCheckinImages: z.boolean().openapi({
+      description:
+        'Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as ' +
+        'a check-in image like an online identification’s. Default false: frames never leave the device, and ' +
+        'a frame sent anyway is not stored (the check-in is).',
+    }),
   })
   .openapi('TenantSettings');
 export type TenantSettings = z.infer<typeof TenantSettings>;
@@ -130,6 +136,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   allowDuplicateFaces: false,
   qrTokenTtlHours: 720,
   qrRepeatWindowMinutes: 5,
+  syncCheckinImages: false,
 };
 
 /** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */

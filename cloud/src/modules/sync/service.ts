@@ -1,19 +1,28 @@
 // Edge devices' side of check-in: the offline decisions they upload (recorded through the one check-in
 // path under the device's id and time, flagged where the cloud disagrees, never refused for being
 // late) and the replica of an event they decide from (the confirmed list with face templates).
-import { SyncItem, type Replica, type SyncItem as SyncItemT, z } from '@portico/contract';
+import {
+  SYNC_FRAME_MAX_BYTES,
+  SyncItem,
+  type Replica,
+  type SyncItem as SyncItemT,
+  type TenantSettings,
+  z,
+} from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { isUniqueViolation } from '../../infra/db/index.js';
+import { isUniqueViolation, newId } from '../../infra/db/index.js';
 import { hashToken } from '../../infra/crypto.js';
 import { eventDenial, isAdmitted, syncFlags, type SyncFlag } from '@portico/checkin-policy';
 import { checkinInserts, loadEvent, recordCheckin } from '../checkin/record.js';
 import { geofenceStatus } from '../checkin/rules.js';
-import { oneStatement } from '../../infra/db/statements.js';
+import { insertRow, oneStatement } from '../../infra/db/statements.js';
+import { frameBytes } from '../../infra/face.js';
+import type { StoredImage } from '../../infra/image-store.js';
 import { eventByToken } from '../events/service.js';
 import { templateContext } from '../faces/gallery.js';
 import { getTenantSettings } from '../tenants/service.js';
@@ -36,6 +45,23 @@ const SKEW_MS = 5_000;
 /** Check-ins whose rows go to the database as one statement (about 40 parameters each). */
 const ROWS_PER_STATEMENT = 100;
 
+/** A synced frame stored (encrypted) ahead of its check-in row. */
+interface SavedFrame {
+  imageId: string;
+  stored: StoredImage;
+  contentType: 'image/jpeg' | 'image/png';
+}
+
+const JPEG = Buffer.from([0xff, 0xd8, 0xff]);
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The content type of a frame by its magic bytes, or null when it is neither JPEG nor PNG. */
+function frameType(bytes: Buffer): SavedFrame['contentType'] | null {
+  if (bytes.subarray(0, JPEG.length).equals(JPEG)) return 'image/jpeg';
+  if (bytes.subarray(0, PNG.length).equals(PNG)) return 'image/png';
+  return null;
+}
+
 const rejected = (clientId: string | null, code: ItemResult['code'], detail: string): ItemResult => ({
   clientId,
   status: 'rejected',
@@ -47,8 +73,64 @@ const rejected = (clientId: string | null, code: ItemResult['code'], detail: str
   detail,
 });
 
-export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'cipher' | 'face'>) {
+export function createSyncService(
+  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'cipher' | 'face' | 'images'>,
+) {
   const { prisma } = deps.db;
+
+  /** The `biometric_images` row of a synced check-in's frame, as online identification writes it. */
+  const imageRow = (tenantId: string, item: SyncItemT, frame: SavedFrame) =>
+    insertRow('biometric_images', {
+      id: frame.imageId,
+      tenant_id: tenantId,
+      person_id: item.personId ?? null,
+      check_in_id: item.clientId,
+      kind: 'checkin',
+      storage_key: frame.stored.storageKey,
+      content_type: frame.contentType,
+      byte_size: frame.stored.byteSize,
+      sha256: frame.stored.sha256,
+    });
+
+  /**
+   * The frames of a batch's new items, stored encrypted before their rows are written (as online
+   * identification does). A frame the tenant does not keep, or that is not a JPEG/PNG within the size
+   * limit, is not stored: its check-in still is, with a `detail` saying why (a fact is never lost for
+   * its picture).
+   */
+  async function saveFrames(
+    actor: ActorOf<'device'>,
+    settings: TenantSettings,
+    items: readonly SyncItemT[],
+  ): Promise<{ saved: Map<string, SavedFrame>; notes: Map<string, string> }> {
+    const saved = new Map<string, SavedFrame>();
+    const notes = new Map<string, string>();
+    for (const item of items) {
+      if (item.frame === undefined || saved.has(item.clientId) || notes.has(item.clientId)) continue;
+      if (!settings.syncCheckinImages) {
+        notes.set(
+          item.clientId,
+          'frame not stored: the tenant does not keep check-in images (syncCheckinImages)',
+        );
+        continue;
+      }
+      const bytes = frameBytes(item.frame);
+      const contentType = frameType(bytes);
+      if (bytes.length > SYNC_FRAME_MAX_BYTES) {
+        notes.set(item.clientId, `frame not stored: larger than ${SYNC_FRAME_MAX_BYTES} bytes`);
+      } else if (!contentType) {
+        notes.set(item.clientId, 'frame not stored: not a JPEG or PNG image');
+      } else {
+        const imageId = newId();
+        saved.set(item.clientId, {
+          imageId,
+          stored: await deps.images.save(actor.tenantId, imageId, bytes),
+          contentType,
+        });
+      }
+    }
+    return { saved, notes };
+  }
 
   /** The answer an earlier upload of `clientId` got, or null when it is new. */
   async function earlier(actor: ActorOf<'device'>, clientId: string): Promise<ItemResult | null> {
@@ -77,6 +159,7 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
     item: SyncItemT,
     settings: Awaited<ReturnType<typeof getTenantSettings>>,
     meta: RequestMeta,
+    frame: SavedFrame | undefined,
   ): Promise<ItemResult> {
     const again = await earlier(actor, item.clientId);
     if (again) return again;
@@ -121,6 +204,7 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
         actor,
         requestId: meta.requestId,
         ip: meta.ip,
+        ...(frame && { alsoInsert: () => [imageRow(actor.tenantId, item, frame)] }),
         synced: {
           checkInId: item.clientId,
           recordedAt,
@@ -249,6 +333,7 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
     eventId: string | null,
     group: { at: number; item: SyncItemT }[],
     meta: RequestMeta,
+    frames: ReadonlyMap<string, SavedFrame>,
   ): Promise<Map<string, ItemResult>> {
     const receivedAt = deps.clock.now();
     return prisma.$transaction(async (tx) => {
@@ -307,8 +392,9 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
             checkedIn.push({ id: guestId, at: new Date(item.recordedAt) });
           }
         }
-        rows.push(
-          checkinInserts({
+        const frame = frames.get(item.clientId);
+        rows.push([
+          ...checkinInserts({
             checkInId: item.clientId,
             tenantId: actor.tenantId,
             settings,
@@ -332,7 +418,8 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
             ip: meta.ip,
             synced: { deviceId: actor.deviceId, flags },
           }),
-        );
+          ...(frame ? [imageRow(actor.tenantId, item, frame)] : []),
+        ]);
         answers.set(item.clientId, {
           clientId: item.clientId,
           status: 'accepted',
@@ -381,17 +468,42 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
         );
       });
       const groups = await planBatch(actor, valid, results);
-      for (const [eventId, group] of groups) {
-        const recorded = await recordGroup(actor, settings, eventId, group, meta).catch((error: unknown) => {
-          if (isUniqueViolation(error)) return null;
-          throw error;
-        });
-        for (const { at, item } of group) {
-          results[at] = recorded?.get(item.clientId) ?? (await recordItem(actor, item, settings, meta));
+      const { saved, notes } = await saveFrames(
+        actor,
+        settings,
+        valid.filter((v) => results[v.at] === undefined).map((v) => v.item),
+      );
+      try {
+        for (const [eventId, group] of groups) {
+          const recorded = await recordGroup(actor, settings, eventId, group, meta, saved).catch(
+            (error: unknown) => {
+              if (isUniqueViolation(error)) return null;
+              throw error;
+            },
+          );
+          for (const { at, item } of group) {
+            results[at] =
+              recorded?.get(item.clientId) ??
+              (await recordItem(actor, item, settings, meta, saved.get(item.clientId)));
+          }
+        }
+        // The same clientId twice in one batch: the later ones answer like a replay of the first.
+        for (const { at, item } of valid) {
+          results[at] ??= await recordItem(actor, item, settings, meta, saved.get(item.clientId));
+        }
+      } finally {
+        // A frame whose check-in this batch did not write (replayed, lost a race, failed) leaves no file.
+        const written = new Set(
+          results.flatMap((r) => (r?.status === 'accepted' && r.clientId ? [r.clientId] : [])),
+        );
+        for (const [clientId, frame] of saved) {
+          if (!written.has(clientId)) await deps.images.erase(frame.stored.storageKey).catch(() => undefined);
         }
       }
-      // The same clientId twice in one batch: the later ones answer like a replay of the first.
-      for (const { at, item } of valid) results[at] ??= await recordItem(actor, item, settings, meta);
+      for (const { at, item } of valid) {
+        const note = notes.get(item.clientId);
+        if (note && results[at]?.status === 'accepted') results[at] = { ...results[at], detail: note };
+      }
       deps.outbox.notify();
       return { results: results as ItemResult[] };
     },
@@ -521,6 +633,7 @@ export function createSyncService(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' 
           matchThreshold: settings.matchThreshold,
           requireLiveness: settings.requireLiveness,
           livenessThreshold: settings.livenessThreshold,
+          syncCheckinImages: settings.syncCheckinImages,
         },
         items,
         removed,

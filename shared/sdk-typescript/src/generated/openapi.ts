@@ -1881,6 +1881,8 @@ export interface components {
        * @example 5
        */
       qrRepeatWindowMinutes: number;
+      /** @description Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as a check-in image like an online identification’s. Default false: frames never leave the device, and a frame sent anyway is not stored (the check-in is). */
+      syncCheckinImages: boolean;
     };
     AgePolicy: {
       /**
@@ -1947,6 +1949,8 @@ export interface components {
        * @example 5
        */
       qrRepeatWindowMinutes?: number;
+      /** @description Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as a check-in image like an online identification’s. Default false: frames never leave the device, and a frame sent anyway is not stored (the check-in is). */
+      syncCheckinImages?: boolean;
     };
     /** @description Oldest first (createdAt, then id); the cursor is opaque. */
     PersonList: {
@@ -2944,6 +2948,7 @@ export interface components {
        * @enum {string|null}
        */
       code: 'validation_failed' | 'not_found' | 'conflict' | null;
+      /** @description Why it was rejected; on an accepted item, why its `frame` was not stored (else null). */
       detail: string | null;
     };
     SyncBatchRequest: {
@@ -2995,6 +3000,8 @@ export interface components {
         lat: number;
         lng: number;
       };
+      /** @description The decision's frame, JPEG or PNG, base64 (at most 1024 KiB decoded); only when the replica’s `policy.syncCheckinImages` is true. Stored encrypted as the check-in’s image. A frame the cloud does not keep (setting off, not JPEG/PNG, too large) never costs the check-in: it is recorded without it, and `detail` says why. */
+      frame?: string;
     };
     /** @description An event’s confirmed list as an edge device needs it: with the face templates of enrolled guests. Device credentials only; the public confirmed list never carries templates. */
     Replica: {
@@ -3018,6 +3025,8 @@ export interface components {
         matchThreshold: number;
         requireLiveness: boolean;
         livenessThreshold: number;
+        /** @description The tenant keeps check-in images: send each face decision’s `frame` in its sync item. */
+        syncCheckinImages: boolean;
       };
       /** @description Guests to add or replace in the local replica. */
       items: components['schemas']['ReplicaGuest'][];
