@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { FaceEngine } from '@portico/face-engine';
 import { createApi } from './api.js';
-import { createFrameSource } from './camera.js';
+import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js';
 import type { AgentConfig } from './config.js';
 import { createDoor } from './door.js';
 import { createQueue } from './queue.js';
@@ -14,12 +14,14 @@ import { createSync } from './sync.js';
 
 export interface Agent {
   url: string;
+  /** The camera identify-camera uses (README, "Camera"). */
+  camera: CameraChoice;
   stop(): Promise<void>;
 }
 
 export async function startAgent(
   config: AgentConfig,
-  options: { face?: FaceEngine | null; now?: () => number } = {},
+  options: { face?: FaceEngine | null; now?: () => number; pathVar?: string | undefined } = {},
 ): Promise<Agent> {
   const now = options.now ?? Date.now;
   const changes = new EventEmitter();
@@ -61,10 +63,11 @@ export async function startAgent(
     })),
   });
 
+  const camera = chooseCamera(config, onPath('fswebcam', options.pathVar ?? process.env.PATH));
   const server = createApi({
     door,
     status,
-    camera: config.frameSource ? createFrameSource(config.frameSource) : null,
+    camera: openCamera(camera),
     onChange: (listener) => {
       changes.on('change', listener);
       return () => changes.off('change', listener);
@@ -75,6 +78,7 @@ export async function startAgent(
 
   return {
     url: `http://${config.host}:${(server.address() as AddressInfo).port}`,
+    camera,
     async stop() {
       await sync.stop();
       server.closeAllConnections();

@@ -118,7 +118,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/identify-camera',
-      summary: 'Check in by face with frames from the configured frame source (FRAME_SOURCE)',
+      summary: 'Check in by face with frames from the agent camera (node-webcam or FRAME_SOURCE)',
       params: TokenParams,
       body: CameraBody,
       response: DoorAnswer,

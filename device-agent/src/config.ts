@@ -36,6 +36,10 @@ const Env = z.object({
   AGENT_FACE_WORKERS: z.coerce.number().int().min(1).default(1),
   /** A still image or a folder of them, served as the camera (tests, demos, units without a camera). */
   FRAME_SOURCE: z.string().optional(),
+  /** `auto`: node-webcam when fswebcam is on the PATH, else FRAME_SOURCE; `webcam` or `file` force one. */
+  AGENT_CAMERA: z.enum(['auto', 'webcam', 'file']).default('auto'),
+  /** The video device fswebcam opens (its default: /dev/video0). */
+  AGENT_WEBCAM_DEVICE: z.string().optional(),
 });
 
 export type AgentConfig = ReturnType<typeof loadAgentConfig>;
@@ -62,5 +66,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     face: e.AGENT_FACE === 'on',
     faceWorkers: e.AGENT_FACE_WORKERS,
     frameSource: e.FRAME_SOURCE,
+    camera: e.AGENT_CAMERA,
+    webcamDevice: e.AGENT_WEBCAM_DEVICE,
   };
 }

@@ -6,7 +6,14 @@ import { loadAgentConfig } from './config.js';
 const config = loadAgentConfig();
 const face = config.face ? await createFaceEngine({ workers: config.faceWorkers }) : null;
 const agent = await startAgent(config, { face });
-console.log(JSON.stringify({ msg: 'device agent listening', url: agent.url, events: config.eventTokens }));
+console.log(
+  JSON.stringify({
+    msg: 'device agent listening',
+    url: agent.url,
+    events: config.eventTokens,
+    camera: agent.camera,
+  }),
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
