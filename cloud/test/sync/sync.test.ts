@@ -365,6 +365,15 @@ describe('edge devices and sync', () => {
         expect(onDisk.includes(payload.subarray(0, 64))).toBe(false);
         expect(await t.deps.images.read(a.tenant.tenantId, row!.id, row!.storageKey)).toEqual(jpeg);
 
+        // A person at the event without their guest row goes through the one-by-one recording path.
+        const walkIn = await person(a.tenant.tenantId, 'Walk In');
+        const single = item({ eventId: event.id, personId: walkIn, frame: jpeg.toString('base64') });
+        const one = await sync(deviceA, [single]);
+        expect(one.body.results[0]).toMatchObject({ status: 'accepted', detail: null });
+        expect(await images(single.clientId)).toEqual([
+          expect.objectContaining({ kind: 'checkin', personId: walkIn, byteSize: jpeg.length }),
+        ]);
+
         // A replay stores nothing new.
         const again = await sync(deviceA, [on]);
         expect(again.body.results[0].status).toBe('duplicate');
