@@ -3,6 +3,7 @@
 // machine (frames never go anywhere else), `/branding/{token}` the event's public branding, cached in
 // localStorage so the attract screen keeps its look offline.
 import type { PublicBranding as PublicBrandingSchema, z } from '@portico/contract';
+import jsQRModule from 'jsqr';
 import { textsFor } from './texts.js';
 
 /** The agent's answer to identify (device-agent/src/api.ts, DoorAnswer). */
@@ -44,6 +45,10 @@ let branding: PublicBranding | null = readCachedBranding();
 let { lang, t } = textsFor(branding?.branding.locale);
 let stream: MediaStream | null = null;
 let returnTimer: number | undefined;
+// jsqr is CommonJS: TypeScript sees the module object, esbuild hands over the function; the package sets
+// `jsQR.default = jsQR`, so `.default` is the decoder either way.
+const jsQR = jsQRModule.default;
+const QR_WAIT_MS = 30_000;
 // Each run of the flow gets a number; a stale run (the kiosk went back to attract) stops quietly.
 let run = 0;
 
@@ -107,8 +112,62 @@ function attract() {
     h('h1', {}, title),
     ...(b?.welcomeText ? [h('p', { class: 'welcome-text' }, b.welcomeText)] : []),
     h('button', { id: 'start', class: 'primary' }, t.tapToStart),
+    h('button', { id: 'qr-start', class: 'secondary' }, t.qrStart),
   );
-  root.querySelector('main')!.addEventListener('click', () => void startFlow(), { once: true });
+  root
+    .querySelector('main')!
+    .addEventListener(
+      'click',
+      (e) => void ((e.target as Element).closest('#qr-start') ? qrFlow() : startFlow()),
+      { once: true },
+    );
+}
+
+async function openCamera(): Promise<boolean> {
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480 }, audio: false });
+  } catch {
+    result('error', t.cameraBlocked, t.unavailableSub, false);
+    return false;
+  }
+  video.srcObject = stream;
+  while (video.videoWidth === 0) await sleep(50);
+  return true;
+}
+
+/** QR mode: the camera looks for a QR code (jsQR, in the page) and sends only its text to the agent. */
+async function qrFlow() {
+  const mine = ++run;
+  show(
+    'qr',
+    h('div', { class: 'stage' }, video, h('div', { class: 'square' })),
+    h('p', { class: 'hint' }, t.showQr),
+  );
+  if (!(await openCamera())) return;
+  const started = performance.now();
+  while (mine === run) {
+    if (performance.now() - started > QR_WAIT_MS) return attract();
+    grab.width = video.videoWidth;
+    grab.height = video.videoHeight;
+    const ctx = grab.getContext('2d', { willReadFrequently: true })!;
+    ctx.drawImage(video, 0, 0);
+    const found = jsQR(ctx.getImageData(0, 0, grab.width, grab.height).data, grab.width, grab.height, {
+      inversionAttempts: 'dontInvert',
+    });
+    if (found?.data) {
+      show('checking', h('div', { class: 'spinner' }), h('p', { class: 'instruction' }, t.checking));
+      try {
+        const answer = await agent<DoorAnswer>('POST', `/events/${encodeURIComponent(token)}/qr`, {
+          code: found.data,
+        });
+        if (mine === run) showAnswer(answer.status, answer.body, 'qr');
+      } catch {
+        result('error', t.unavailable, t.unavailableSub, false);
+      }
+      return;
+    }
+    await sleep(200);
+  }
 }
 
 function stopCamera() {
@@ -123,13 +182,7 @@ async function startFlow() {
   const mine = ++run;
   const hint = h('p', { class: 'hint', id: 'hint' }, t.fitOval);
   show('camera', h('div', { class: 'stage' }, video, h('div', { class: 'oval' })), hint);
-  try {
-    stream = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480 }, audio: false });
-  } catch {
-    return result('error', t.cameraBlocked, t.unavailableSub, false);
-  }
-  video.srcObject = stream;
-  while (video.videoWidth === 0) await sleep(50);
+  if (!(await openCamera())) return;
   // The face guide: the browser judges the light; whether a face is in the oval is the agent's
   // detector's answer (a 422 no_face_detected sends the guest back here with that hint).
   let goodFor = 0;
@@ -230,7 +283,7 @@ async function challenge(mine: number) {
   );
 }
 
-function showAnswer(status: number, a: DoorAnswer & { code?: string }) {
+function showAnswer(status: number, a: DoorAnswer & { code?: string }, method: 'face' | 'qr' = 'face') {
   if (status === 422) return result('no-face', t.noFace, '', true);
   if (status !== 200) return result('error', t.unavailable, t.unavailableSub, false);
   if (a.outcome === 'success') {
@@ -243,6 +296,7 @@ function showAnswer(status: number, a: DoorAnswer & { code?: string }) {
   if (a.reason === 'event_closed') return result('closed', t.closed, t.closedSub, false);
   if (a.reason === 'capacity_reached') return result('full', t.full, t.fullSub, false);
   if (a.reason === 'method_not_allowed') return result('closed', t.methodNotAllowed, t.unavailableSub, false);
+  if (method === 'qr') return result('not-recognised', t.qrUnknown, t.qrUnknownSub, false);
   return result('not-recognised', t.notRecognised, t.notRecognisedSub, true);
 }
 

@@ -4,6 +4,10 @@ export type Lang = 'en' | 'pt-BR';
 
 const en = {
   tapToStart: 'Touch the screen to check in',
+  qrStart: 'I have a QR code',
+  showQr: 'Show the QR code of your invitation',
+  qrUnknown: 'This QR code is not valid here',
+  qrUnknownSub: 'Check it is the invitation for this event, or ask a member of staff.',
   lookAtCamera: 'Look at the camera',
   fitOval: 'Put your face inside the oval',
   tooDark: 'Too dark: face the light',
@@ -36,6 +40,10 @@ type Texts = typeof en;
 
 const ptBR: Texts = {
   tapToStart: 'Toque na tela para fazer o check-in',
+  qrStart: 'Tenho um QR code',
+  showQr: 'Mostre o QR code do seu convite',
+  qrUnknown: 'Este QR code não vale aqui',
+  qrUnknownSub: 'Confira se é o convite deste evento ou fale com a equipe.',
   lookAtCamera: 'Olhe para a câmera',
   fitOval: 'Coloque o rosto dentro do oval',
   tooDark: 'Muito escuro: fique de frente para a luz',
