@@ -1,0 +1,68 @@
+// The decisions of the Electron shell, kept out of Electron so they run (and are tested) in Node:
+// which navigations and permissions the kiosk window allows, when a crashed renderer is reloaded, and
+// whether the device agent must be started or is already there.
+
+/** Only the kiosk's own origin: a link or a redirect elsewhere is refused. */
+export function isAllowedNavigation(url: string, kioskUrl: string): boolean {
+  try {
+    return new URL(url).origin === new URL(kioskUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
+/** The camera and nothing else (Electron's name for camera/microphone is `media`). */
+export function isAllowedPermission(permission: string, details: { mediaTypes?: string[] } = {}): boolean {
+  return permission === 'media' && (details.mediaTypes ?? ['video']).every((t) => t === 'video');
+}
+
+/**
+ * Reload delays after renderer crashes: at once the first time, then doubling up to `maxDelayMs`, so a
+ * page that crashes on load does not spin the CPU; a quiet `resetAfterMs` starts over.
+ */
+export function createCrashPolicy(
+  options: { maxDelayMs?: number; resetAfterMs?: number; now?: () => number } = {},
+) {
+  const maxDelayMs = options.maxDelayMs ?? 30_000;
+  const resetAfterMs = options.resetAfterMs ?? 60_000;
+  const now = options.now ?? Date.now;
+  let crashes = 0;
+  let last = -Infinity;
+  return {
+    /** Milliseconds to wait before reloading after this crash. */
+    crashed(): number {
+      if (now() - last > resetAfterMs) crashes = 0;
+      last = now();
+      crashes++;
+      return crashes === 1 ? 0 : Math.min(maxDelayMs, 1000 * 2 ** (crashes - 2));
+    },
+  };
+}
+
+/**
+ * Attaches to a running agent (its `/status` answers) or starts one and waits until it answers.
+ * Returns whether it was started here (then the shell stops it on quit).
+ */
+export async function ensureAgent(options: {
+  agentUrl: string;
+  start: () => void;
+  timeoutMs?: number;
+  fetchImpl?: typeof fetch;
+}): Promise<{ started: boolean }> {
+  const doFetch = options.fetchImpl ?? fetch;
+  const answers = async () => {
+    try {
+      return (await doFetch(`${options.agentUrl}/status`, { signal: AbortSignal.timeout(1000) })).ok;
+    } catch {
+      return false;
+    }
+  };
+  if (await answers()) return { started: false };
+  options.start();
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  while (!(await answers())) {
+    if (Date.now() > deadline) throw new Error(`the device agent did not answer at ${options.agentUrl}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { started: true };
+}
