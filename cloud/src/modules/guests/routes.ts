@@ -256,7 +256,7 @@ export function guestRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, req, res }) => ({
         status: 200,
-        body: await guests.confirm(params.eventToken, params.guestToken, requestMeta(req, res)),
+        body: await guests.answer(params.eventToken, params.guestToken, 'confirmed', requestMeta(req, res)),
       }),
     }),
     defineRoute({
@@ -281,7 +281,7 @@ export function guestRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, req, res }) => ({
         status: 200,
-        body: await guests.decline(params.eventToken, params.guestToken, requestMeta(req, res)),
+        body: await guests.answer(params.eventToken, params.guestToken, 'declined', requestMeta(req, res)),
       }),
     }),
     defineRoute({

@@ -257,59 +257,26 @@ export function createGuestService(deps: Deps) {
       return toPublicGuest(guest, event);
     },
 
-    /** Idempotent: a confirmed or checked-in guest answers as is. Capacity bounds confirmations. */
-    async confirm(eventToken: string, guestToken: string, meta: RequestMeta) {
-      await limit('confirm', meta.ip);
-      return prisma.$transaction(async (tx) => {
-        const found = await byTokens(tx, eventToken, guestToken);
-        await tx.$queryRaw`SELECT id FROM events WHERE id = ${found.event.id} FOR UPDATE`;
-        const { event, guest } = await byTokens(tx, eventToken, guestToken);
-        if (ON_LIST.includes(guest.status)) return toPublicGuest(guest, event);
-        if (!CONFIRMABLE_EVENT.has(event.status)) {
-          throw new AppError(
-            409,
-            'event_not_open',
-            `The event is ${event.status}: confirmations are closed`,
-            {
-              extra: { eventStatus: event.status },
-            },
-          );
-        }
-        if (event.capacity !== null && (await confirmedCount(tx, event.id)) >= event.capacity) {
-          throw eventFull(event.capacity);
-        }
-        const now = deps.clock.now();
-        const updated = await tx.guest.update({
-          where: { id: guest.id },
-          data: { status: 'confirmed', confirmedAt: now, updatedAt: now },
-        });
-        await bumpGuests(tx, [guest.id]);
-        await recordAudit(tx, {
-          tenantId: guest.tenantId,
-          actorType: 'public',
-          action: 'guest.confirmed',
-          targetType: 'guest',
-          targetId: guest.id,
-          metadata: { eventId: event.id },
-          ip: meta.ip,
-          requestId: meta.requestId,
-        });
-        return toPublicGuest(updated, event);
-      });
-    },
-
     /**
-     * Idempotent: a declined guest answers as is. A checked-in guest cannot decline (409
-     * `already_checked_in`); a confirmed one frees their place. Open while confirmations are.
+     * The guest's answer to the invitation, idempotent (an answer already given answers as is), open
+     * while the event is published or open. `confirmed`: a checked-in guest stays so, and the capacity
+     * bounds confirmations. `declined`: frees a confirmed place; a checked-in guest cannot decline (409
+     * `already_checked_in`).
      */
-    async decline(eventToken: string, guestToken: string, meta: RequestMeta) {
+    async answer(
+      eventToken: string,
+      guestToken: string,
+      answer: 'confirmed' | 'declined',
+      meta: RequestMeta,
+    ) {
       await limit('confirm', meta.ip);
       return prisma.$transaction(async (tx) => {
         const found = await byTokens(tx, eventToken, guestToken);
         await tx.$queryRaw`SELECT id FROM events WHERE id = ${found.event.id} FOR UPDATE`;
         const { event, guest } = await byTokens(tx, eventToken, guestToken);
-        if (guest.status === 'declined') return toPublicGuest(guest, event);
-        if (guest.status === 'checked_in') {
+        const given = answer === 'confirmed' ? ON_LIST.includes(guest.status) : guest.status === 'declined';
+        if (given) return toPublicGuest(guest, event);
+        if (answer === 'declined' && guest.status === 'checked_in') {
           throw new AppError(409, 'already_checked_in', 'This guest is already checked in');
         }
         if (!CONFIRMABLE_EVENT.has(event.status)) {
@@ -317,16 +284,23 @@ export function createGuestService(deps: Deps) {
             extra: { eventStatus: event.status },
           });
         }
+        if (
+          answer === 'confirmed' &&
+          event.capacity !== null &&
+          (await confirmedCount(tx, event.id)) >= event.capacity
+        ) {
+          throw eventFull(event.capacity);
+        }
         const now = deps.clock.now();
         const updated = await tx.guest.update({
           where: { id: guest.id },
-          data: { status: 'declined', confirmedAt: null, updatedAt: now },
+          data: { status: answer, confirmedAt: answer === 'confirmed' ? now : null, updatedAt: now },
         });
         await bumpGuests(tx, [guest.id]);
         await recordAudit(tx, {
           tenantId: guest.tenantId,
           actorType: 'public',
-          action: 'guest.declined',
+          action: `guest.${answer}`,
           targetType: 'guest',
           targetId: guest.id,
           metadata: { eventId: event.id },
