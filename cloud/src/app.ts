@@ -13,6 +13,8 @@ import { moduleRoutes } from './modules/index.js';
 import { createCredentialVerifier } from './modules/auth/verifier.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { pagesRouter } from './modules/pages/routes.js';
+import { consoleRouter } from './modules/console/routes.js';
+import { createSandboxService } from './modules/sandbox/service.js';
 
 export function createApp(deps: AppDeps) {
   const app = express();
@@ -39,6 +41,7 @@ export function createApp(deps: AppDeps) {
       internalSecret: deps.secrets.internalSecret,
       verifier: createCredentialVerifier(deps),
       verifyDevice: createDeviceService(deps).verify,
+      sandboxOf: createSandboxService(deps).tenantIdOf,
     }),
     parseBody: express.json({ limit: deps.config.bodyLimit, strict: true }),
     checkResponses: deps.config.env !== 'production',
@@ -48,6 +51,7 @@ export function createApp(deps: AppDeps) {
 
   app.use(docsRouter(openapi));
   app.use(pagesRouter());
+  app.use(consoleRouter());
   app.use(api);
   app.use(notFoundHandler);
   app.use(errorHandler(deps.logger));

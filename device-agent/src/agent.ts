@@ -6,11 +6,14 @@ import { createApi } from './api.js';
 import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js';
 import type { AgentConfig } from './config.js';
 import { createDoor } from './door.js';
+import { createGuide } from './guide.js';
 import { createQueue } from './queue.js';
 import { createReplica } from './replica.js';
 import { createSealer } from './sealed.js';
+import { createStaff } from './staff.js';
 import { openStore } from './store.js';
 import { createSync } from './sync.js';
+import { openTemplateStore } from './templates.js';
 
 export interface Agent {
   url: string;
@@ -21,18 +24,23 @@ export interface Agent {
 
 export async function startAgent(
   config: AgentConfig,
-  options: { face?: FaceEngine | null; now?: () => number; pathVar?: string | undefined } = {},
+  options: {
+    /** The engine, or its start still under way: the replica loads meanwhile (its workers are other processes). */
+    face?: FaceEngine | null | Promise<FaceEngine | null>;
+    now?: () => number;
+    pathVar?: string | undefined;
+  } = {},
 ): Promise<Agent> {
   const now = options.now ?? Date.now;
   const changes = new EventEmitter();
   const changed = () => changes.emit('change');
   const db = await openStore(config.dataDir);
   const sealer = createSealer(config.dataKey);
-  const replica = createReplica(db, sealer);
+  const replica = createReplica(db, openTemplateStore(config.dataDir, sealer));
   await replica.load(config.eventTokens);
+  const face = (await options.face) ?? null;
   const queue = createQueue(db, sealer);
   const sync = createSync({ config, queue, replica, now, onChange: changed });
-  const face = options.face ?? null;
   const door = createDoor({
     replica,
     queue,
@@ -66,6 +74,9 @@ export async function startAgent(
   const camera = chooseCamera(config, onPath('fswebcam', options.pathVar ?? process.env.PATH));
   const server = createApi({
     door,
+    replica,
+    staff: createStaff({ ...config.staff, now }),
+    guide: createGuide(face),
     status,
     camera: openCamera(camera),
     onChange: (listener) => {

@@ -1,11 +1,16 @@
 // The local API the kiosk UI calls, on localhost only: status (and a live stream of it), liveness
-// challenge, identify, QR. Each route is declared once with its zod schemas, which validate the
+// challenge, identify, QR, the live face guide, and the staff fallback (PIN, guest search, manual
+// check-in; refused to any caller not on this machine). Each route is declared once with its zod schemas, which validate the
 // request and document it at /docs-json.
 import http from 'node:http';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@portico/contract';
 import { DoorError, type Door } from './door.js';
 import type { FrameSource } from './camera.js';
+import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
+import type { Replica } from './replica.js';
+import { PIN_PATTERN } from './pin.js';
+import type { Staff } from './staff.js';
 
 const Outcome = z.enum(['success', 'denied', 'liveness_failed', 'geofence_alert']);
 const DoorAnswer = z
@@ -51,7 +56,7 @@ const IdentifyBody = z
   .strictObject({
     frames: z.array(z.string().min(1)).min(1).max(8).openapi({
       description:
-        'Base64 JPEG or PNG frames: one without liveness, a short sequence showing the challenge with it.',
+        'Base64 JPEG or PNG frames: one without liveness; with it, a short sequence in the order taken, showing the challenge.',
     }),
     nonce: z.string().max(64).optional(),
   })
@@ -68,21 +73,76 @@ const Challenge = z
   .object({ nonce: z.string(), action: z.enum(['blink', 'turn_head']), expiresAt: z.string() })
   .openapi('AgentChallenge');
 
-type Handler = (input: { params: Record<string, string>; body: unknown }) => Promise<unknown>;
+const FaceBoxBody = z
+  .strictObject({
+    frame: z.string().min(1).max(GUIDE_FRAME_MAX_CHARS).openapi({
+      description:
+        'A small copy of the camera picture (base64 JPEG, about 320x240), for the live face guide.',
+    }),
+  })
+  .openapi('FaceBoxBody');
+const FaceBox = z
+  .object({
+    face: z
+      .object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() })
+      .nullable()
+      .openapi({
+        description: "The primary face's box as fractions (0..1) of the frame; null: no face seen.",
+      }),
+  })
+  .openapi('FaceBox');
+const PinBody = z
+  .strictObject({ pin: z.string().regex(PIN_PATTERN).openapi({ description: '4 to 12 digits.' }) })
+  .openapi('StaffPinBody');
+const StaffSession = z
+  .object({
+    token: z.string().openapi({ description: 'Send as `x-staff-session` on the staff routes.' }),
+    idleTimeoutS: z.number().int().openapi({ description: 'The session ends after this long unused.' }),
+  })
+  .openapi('StaffSession');
+const GuestQuery = z.object({
+  q: z.string().trim().min(1).max(100).openapi({
+    description: 'Name prefix: each word must start a word of the name; accents and case are ignored.',
+  }),
+  limit: z.coerce.number().int().min(1).max(50).default(20),
+});
+const StaffGuests = z
+  .object({
+    items: z.array(z.object({ guestId: z.string(), name: z.string(), checkedIn: z.boolean() })),
+  })
+  .openapi('StaffGuests');
+const ManualBody = z.strictObject({ guestId: z.string().min(1).max(64) }).openapi('ManualBody');
+
+type Handler = (input: {
+  params: Record<string, string>;
+  query: unknown;
+  body: unknown;
+  staffToken: string | undefined;
+}) => Promise<unknown>;
 interface Route {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   path: string;
   summary: string;
+  description?: string;
+  /** Staff routes: callers on this machine only, and (but for opening one) a staff session. */
+  staff?: 'open' | 'session';
   params?: z.ZodType;
+  query?: z.ZodType;
   body?: z.ZodType;
   response: z.ZodType;
   handler: Handler;
 }
 
+const STAFF_HEADER = 'x-staff-session';
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
 const BODY_LIMIT = 40 * 1024 * 1024;
 
 export function createApi(deps: {
   door: Door;
+  replica: Replica;
+  staff: Staff;
+  guide: Guide;
   status: () => Promise<z.infer<typeof AgentStatus>>;
   camera: FrameSource | null;
   /** Subscribes to status changes; returns the unsubscribe. */
@@ -139,6 +199,74 @@ export function createApi(deps: {
       response: DoorAnswer,
       handler: ({ params, body }) => deps.door.qr(params.token!, (body as z.infer<typeof QrBody>).code),
     },
+    {
+      method: 'post',
+      path: '/face-box',
+      summary: "Where the face is in a small frame (the kiosk's live face guide)",
+      description:
+        "The agent's own detector (the face engine's probe) on a downscaled frame: the kiosk turns the box " +
+        'into "come closer", "step back" or "move left/right/up/down". Nothing is kept or queued.',
+      body: FaceBoxBody,
+      response: FaceBox,
+      handler: ({ body }) => deps.guide.box((body as z.infer<typeof FaceBoxBody>).frame),
+    },
+    {
+      method: 'post',
+      path: '/staff/session',
+      summary: 'Open a staff session with the staff PIN',
+      description:
+        'The PIN is set on the device (`STAFF_PIN_HASH`, scrypt). 401 `wrong_pin`; after `STAFF_PIN_ATTEMPTS` ' +
+        'wrong PINs in a row 429 `staff_locked` (with `Retry-After`) for `STAFF_LOCKOUT_S`, doubled at each ' +
+        'further lock-out until a right PIN; 503 `staff_pin_not_set`. The session ends after ' +
+        '`STAFF_SESSION_S` unused.',
+      staff: 'open',
+      body: PinBody,
+      response: StaffSession,
+      handler: async ({ body }) => deps.staff.open((body as z.infer<typeof PinBody>).pin),
+    },
+    {
+      method: 'delete',
+      path: '/staff/session',
+      summary: 'End the staff session (x-staff-session)',
+      staff: 'session',
+      response: z.object({ ended: z.boolean() }),
+      handler: async ({ staffToken }) => {
+        deps.staff.close(staffToken);
+        return { ended: true };
+      },
+    },
+    {
+      method: 'get',
+      path: '/events/{token}/guests',
+      summary: "Search the event's guest list on the device (staff)",
+      description:
+        'Guests of the replica (confirmed or checked in) whose name has a word starting with each word of ' +
+        '`q`, accents and case ignored ("joao" finds "João"), by name. Names only: the device holds no e-mail.',
+      staff: 'session',
+      params: TokenParams,
+      query: GuestQuery,
+      response: StaffGuests,
+      handler: async ({ params, query }) => {
+        const replica = deps.replica.get(params.token!);
+        if (!replica) throw new DoorError(404, 'unknown_event', 'This device does not serve that event');
+        const { q, limit } = query as z.infer<typeof GuestQuery>;
+        return { items: deps.staff.search(replica, q, limit) };
+      },
+    },
+    {
+      method: 'post',
+      path: '/events/{token}/manual',
+      summary: 'Check a guest in by hand (staff)',
+      description:
+        'Decided on the device under the event rules for the `manual` method, queued and uploaded with ' +
+        '`/v1/sync/batch` like the other check-ins (so it works offline). 404 `unknown_guest`.',
+      staff: 'session',
+      params: TokenParams,
+      body: ManualBody,
+      response: DoorAnswer,
+      handler: ({ params, body }) =>
+        deps.door.manual(params.token!, (body as z.infer<typeof ManualBody>).guestId),
+    },
   ];
 
   const registry = new OpenAPIRegistry();
@@ -147,8 +275,15 @@ export function createApi(deps: {
       method: r.method,
       path: r.path,
       summary: r.summary,
+      ...(r.description && { description: r.description }),
       request: {
         ...(r.params && { params: r.params as never }),
+        ...(r.query && { query: r.query as never }),
+        ...(r.staff === 'session' && {
+          headers: z.object({
+            [STAFF_HEADER]: z.string().openapi({ description: 'The staff session token.' }),
+          }),
+        }),
         ...(r.body && { body: { content: { 'application/json': { schema: r.body } } } }),
       },
       responses: {
@@ -158,9 +293,23 @@ export function createApi(deps: {
           content: { 'application/json': { schema: Problem } },
         },
         404: {
-          description: '`unknown_event`, `not_found`',
+          description: '`unknown_event`, `unknown_guest`, `not_found`',
           content: { 'application/json': { schema: Problem } },
         },
+        ...(r.staff && {
+          401: {
+            description: '`wrong_pin`, `staff_session_required`',
+            content: { 'application/json': { schema: Problem } },
+          },
+          403: {
+            description: '`local_only`: the caller is not on this machine',
+            content: { 'application/json': { schema: Problem } },
+          },
+          429: {
+            description: '`staff_locked`: too many wrong PINs (`Retry-After`)',
+            content: { 'application/json': { schema: Problem } },
+          },
+        }),
         409: {
           description: '`replica_too_old`: face admission stopped',
           content: { 'application/json': { schema: Problem } },
@@ -241,12 +390,21 @@ export function createApi(deps: {
       for (const route of routes) {
         const params = match(route.path, url.pathname);
         if (!params || route.method !== method) continue;
+        if (route.staff && !LOOPBACK.has(req.socket.remoteAddress ?? '')) {
+          return problem(res, 403, 'local_only', 'Staff routes answer only on this machine');
+        }
+        const staffToken = req.headers[STAFF_HEADER] as string | undefined;
+        if (route.staff === 'session') deps.staff.check(staffToken);
         const parsedParams = route.params ? route.params.safeParse(params) : { success: true as const };
+        const query = route.query
+          ? route.query.safeParse(Object.fromEntries(url.searchParams))
+          : { success: true as const, data: undefined };
         const raw = await readBody(req);
         const body = route.body ? route.body.safeParse(raw) : { success: true as const, data: undefined };
-        if (!parsedParams.success || !body.success) {
+        if (!parsedParams.success || !query.success || !body.success) {
           const issues = [
             ...(parsedParams.success ? [] : parsedParams.error.issues),
+            ...(query.success ? [] : query.error.issues),
             ...(body.success ? [] : body.error.issues),
           ];
           return problem(
@@ -256,11 +414,18 @@ export function createApi(deps: {
             issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
           );
         }
-        return send(res, 200, await route.handler({ params, body: body.data }));
+        return send(
+          res,
+          200,
+          await route.handler({ params, query: query.data, body: body.data, staffToken }),
+        );
       }
       return problem(res, 404, 'not_found', 'No such route');
     })().catch((error: unknown) => {
-      if (error instanceof DoorError) return problem(res, error.status, error.code, error.message);
+      if (error instanceof DoorError) {
+        if (error.retryAfterS !== undefined) res.setHeader('retry-after', String(error.retryAfterS));
+        return problem(res, error.status, error.code, error.message);
+      }
       console.error(error);
       if (!res.headersSent) problem(res, 500, 'internal_error', 'See the agent log');
     });

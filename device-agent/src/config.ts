@@ -1,6 +1,7 @@
 // The agent's settings, all from the environment (one place, read once at start).
 import path from 'node:path';
 import { z } from '@portico/contract';
+import { isPinHash } from './pin.js';
 
 const Env = z.object({
   PORTICO_CLOUD_URL: z.url(),
@@ -40,6 +41,14 @@ const Env = z.object({
   AGENT_CAMERA: z.enum(['auto', 'webcam', 'file']).default('auto'),
   /** The video device fswebcam opens (its default: /dev/video0). */
   AGENT_WEBCAM_DEVICE: z.string().optional(),
+  /** The staff PIN's scrypt hash (`pnpm --filter @portico/device-agent hash-pin`); unset: no staff fallback. */
+  STAFF_PIN_HASH: z.string().refine(isPinHash, 'must be the output of hash-pin').optional(),
+  /** Wrong PINs in a row before a lock-out. */
+  STAFF_PIN_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /** The first lock-out; each next one (without a right PIN between) lasts twice as long. */
+  STAFF_LOCKOUT_S: z.coerce.number().int().min(1).default(300),
+  /** A staff session ends after this long unused (the kiosk then returns to attract). */
+  STAFF_SESSION_S: z.coerce.number().int().min(1).max(3600).default(120),
 });
 
 export type AgentConfig = ReturnType<typeof loadAgentConfig>;
@@ -68,5 +77,11 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     frameSource: e.FRAME_SOURCE,
     camera: e.AGENT_CAMERA,
     webcamDevice: e.AGENT_WEBCAM_DEVICE,
+    staff: {
+      pinHash: e.STAFF_PIN_HASH,
+      maxAttempts: e.STAFF_PIN_ATTEMPTS,
+      lockoutMs: e.STAFF_LOCKOUT_S * 1000,
+      sessionMs: e.STAFF_SESSION_S * 1000,
+    },
   };
 }

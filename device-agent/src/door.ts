@@ -21,6 +21,8 @@ export class DoorError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** Seconds until a retry can succeed (sent as `Retry-After`). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -84,7 +86,7 @@ export function createDoor(deps: {
   /** The event's rules for a guest on the replica: the cloud's decision (@portico/checkin-policy). */
   const eventDecision = (
     replica: EventReplica & { event: NonNullable<EventReplica['event']> },
-    method: 'facial' | 'qr',
+    method: SyncItem['method'],
     guest: { checkedIn: boolean },
   ): Decision => {
     let admitted = 0;
@@ -96,7 +98,7 @@ export function createDoor(deps: {
 
   async function record(
     replica: EventReplica & { event: NonNullable<EventReplica['event']> },
-    method: 'facial' | 'qr',
+    method: SyncItem['method'],
     decision: Decision,
     guestId: string | null,
     scores: { score: number | null; threshold: number | null; livenessScore: number | null },
@@ -222,6 +224,21 @@ export function createDoor(deps: {
         ? eventDecision(replica, 'qr', guest)
         : { outcome: 'denied', reason: 'not_recognised' };
       return record(replica, 'qr', decision, guest?.guestId ?? null, {
+        score: null,
+        threshold: null,
+        livenessScore: null,
+      });
+    },
+
+    /**
+     * By hand, by staff (the staff session is checked by the caller): a guest of the replica, under the
+     * event's rules for the `manual` method, queued and synced like any other decision.
+     */
+    async manual(token: string, guestId: string) {
+      const replica = replicaOf(token);
+      const guest = replica.guests.get(guestId);
+      if (!guest) throw new DoorError(404, 'unknown_guest', "No such guest on this event's list");
+      return record(replica, 'manual', eventDecision(replica, 'manual', guest), guest.guestId, {
         score: null,
         threshold: null,
         livenessScore: null,

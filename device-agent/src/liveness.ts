@@ -38,13 +38,26 @@ export function createChallenges(now: () => number) {
   };
 }
 
-/** Whether the frames show the action: eyes closed in one frame and open in another, or a turn. */
+const open = (f: LivenessSignals) => f.eyes.leftOpen && f.eyes.rightOpen;
+const closed = (f: LivenessSignals) => !f.eyes.leftOpen && !f.eyes.rightOpen;
+
+/**
+ * Whether the frames, in the order they were taken, show the action. A blink: eyes open, later both
+ * closed, later open again. A head turn (the kiosk asks "turn your head left, then back"): a frame whose
+ * yaw is at least TURN_DEGREES away from an earlier frame's and from a later frame's. The same frames
+ * in another order may not show it; the same frame repeated never does.
+ */
 export function actionPerformed(action: ChallengeAction, frames: readonly LivenessSignals[]): boolean {
-  if (action === 'blink') {
-    const closed = frames.some((f) => !f.eyes.leftOpen && !f.eyes.rightOpen);
-    const opened = frames.some((f) => f.eyes.leftOpen && f.eyes.rightOpen);
-    return closed && opened;
+  for (let j = 1; j < frames.length - 1; j++) {
+    const middle = frames[j]!;
+    const before = frames.slice(0, j);
+    const after = frames.slice(j + 1);
+    if (action === 'blink') {
+      if (closed(middle) && before.some(open) && after.some(open)) return true;
+    } else {
+      const away = (f: LivenessSignals) => Math.abs(f.pose.yaw - middle.pose.yaw) >= TURN_DEGREES;
+      if (before.some(away) && after.some(away)) return true;
+    }
   }
-  const yaws = frames.map((f) => f.pose.yaw);
-  return yaws.length > 1 && Math.max(...yaws) - Math.min(...yaws) >= TURN_DEGREES;
+  return false;
 }

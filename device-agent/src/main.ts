@@ -4,7 +4,8 @@ import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
 
 const config = loadAgentConfig();
-const face = config.face ? await createFaceEngine({ workers: config.faceWorkers }) : null;
+// The face workers start (loading their models) while the agent loads its replica.
+const face = config.face ? createFaceEngine({ workers: config.faceWorkers }) : null;
 const agent = await startAgent(config, { face });
 console.log(
   JSON.stringify({

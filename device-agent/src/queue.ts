@@ -8,10 +8,19 @@ import type { AgentDatabase } from './store.js';
 const CONTEXT = 'agent-queue';
 
 export function createQueue(db: AgentDatabase, sealer: Sealer) {
+  // Counted once before the first change, then kept here: the queue is this module's alone, and the
+  // storage counts by reading every document.
+  let count: Promise<number> | undefined;
+  const counted = () => (count ??= db.queue.count().exec());
+  const changed = (by: number) => {
+    count = counted().then((n) => n + by);
+  };
   return {
     async add(item: SyncItem, at: number) {
       const sealed = sealer.seal(Buffer.from(JSON.stringify(item)), `${CONTEXT}:${item.clientId}`);
+      await counted();
       await db.queue.insert({ id: item.clientId, item: sealed, createdAt: at });
+      changed(1);
     },
 
     /** The oldest items, at most `n`. */
@@ -23,10 +32,13 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
     },
 
     async remove(ids: readonly string[]) {
-      if (ids.length > 0) await db.queue.bulkRemove([...ids]);
+      if (ids.length === 0) return;
+      await counted();
+      const { success } = await db.queue.bulkRemove([...ids]);
+      changed(-success.length);
     },
 
-    length: () => db.queue.count().exec(),
+    length: () => counted(),
   };
 }
 

@@ -1,11 +1,17 @@
-// The replica of the events this device serves: guests, templates and QR hashes on disk (RxDB, the
-// templates sealed) and in memory (a FaceIndex per event for matching). Applied page by page as the
-// cloud sends them; the checkpoint is kept only once a refresh is complete, so a crash mid-refresh
-// starts it again from the previous checkpoint (pages are upserts: applying one twice is harmless).
+// The replica of the events this device serves: guests and QR hashes on disk in RxDB, their face
+// templates sealed in the template store (templates.ts), and in memory a FaceIndex per event for
+// matching — the only copy of the templates the agent holds. Applied page by page as the cloud sends
+// them; the checkpoint is kept only once a refresh is complete, so a crash mid-refresh starts it again
+// from the previous checkpoint (pages are upserts: applying one twice is harmless).
+//
+// Each page's template changes reach the template store (flushed to the disk) before its guests reach
+// RxDB. After a crash between the two, the templates are ahead: a template is used only for a guest
+// whose document says it has one of the policy's model, and a guest whose document says so but whose
+// template is missing makes the next refresh a full one (the checkpoint is dropped).
 import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Replica as ReplicaPage } from '@portico/contract';
 import type { AgentDatabase, GuestDoc } from './store.js';
-import type { Sealer } from './sealed.js';
+import type { TemplateChange, TemplateStore } from './templates.js';
 
 export interface ReplicaGuest {
   guestId: string;
@@ -33,9 +39,7 @@ interface EventState {
   checkpoint: string | null;
 }
 
-const templateContext = (token: string, guestId: string) => `agent-template:${token}:${guestId}`;
-
-export function createReplica(db: AgentDatabase, sealer: Sealer) {
+export function createReplica(db: AgentDatabase, templates: TemplateStore) {
   const events = new Map<string, EventReplica>();
 
   function empty(token: string): EventReplica {
@@ -51,7 +55,8 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
     };
   }
 
-  function hold(replica: EventReplica, doc: GuestDoc) {
+  /** A guest as its document says; its template, when it has one of the policy's model, comes apart. */
+  function hold(replica: EventReplica, doc: GuestDoc, embedding?: Float32Array) {
     drop(replica, doc.guestId);
     replica.guests.set(doc.guestId, {
       guestId: doc.guestId,
@@ -59,14 +64,14 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
       personId: doc.personId,
       checkedIn: doc.status === 'checked_in',
       qrHash: doc.qrHash,
-      hasTemplate: doc.template !== null,
+      hasTemplate: usable(replica, doc),
     });
     replica.byQr.set(doc.qrHash, doc.guestId);
-    if (doc.template && doc.modelId === replica.policy?.modelId) {
-      const plain = sealer.open(doc.template, templateContext(replica.token, doc.guestId));
-      replica.index.add(doc.guestId, embeddingFromBuffer(plain));
-    }
+    if (embedding && usable(replica, doc)) replica.index.add(doc.guestId, embedding);
   }
+
+  const usable = (replica: EventReplica, doc: Pick<GuestDoc, 'modelId'>) =>
+    doc.modelId !== null && doc.modelId === replica.policy?.modelId;
 
   function drop(replica: EventReplica, guestId: string) {
     const held = replica.guests.get(guestId);
@@ -74,20 +79,6 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
     replica.byQr.delete(held.qrHash);
     replica.guests.delete(guestId);
     replica.index.remove(guestId);
-  }
-
-  /** Deleted persons: their guests stay, without a face. */
-  async function forgetPersons(replica: EventReplica, personIds: readonly string[]) {
-    if (personIds.length === 0) return;
-    const gone = new Set(personIds);
-    for (const guest of replica.guests.values()) {
-      if (!guest.personId || !gone.has(guest.personId)) continue;
-      replica.index.remove(guest.guestId);
-      Object.assign(guest, { personId: null, hasTemplate: false });
-      await db.guests
-        .findOne(`${replica.token}:${guest.guestId}`)
-        .patch({ personId: null, modelId: null, template: null });
-    }
   }
 
   return {
@@ -99,12 +90,29 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
         if (stored) {
           Object.assign(replica, JSON.parse(stored.state) as EventState, { refreshedAt: stored.refreshedAt });
         }
-        // Straight from the storage: RxDocuments would keep every sealed template in the collection's
-        // cache besides the index (about 140 MB at 50,000 guests).
+        // Straight from the storage: RxDocuments would stay in the collection's cache.
         const query = db.guests.find({ selector: { eventToken: token } }).getPreparedQuery();
         const { documents } = await db.guests.storageInstance.query(query);
         replica.index = new FaceIndex({ initialCapacity: Math.max(16, documents.length) });
         for (const doc of documents) hold(replica, doc);
+        templates.read(token, {
+          put: (guestId, embedding) => {
+            if (replica.guests.get(guestId)?.hasTemplate) replica.index.add(guestId, embedding);
+          },
+          remove: (guestId) => replica.index.remove(guestId),
+          clear: () => replica.index.clear(),
+        });
+        let missing = 0;
+        for (const guest of replica.guests.values()) {
+          if (guest.hasTemplate && !replica.index.has(guest.guestId)) missing++;
+        }
+        if (missing > 0) {
+          console.error(
+            `[agent] ${token}: ${missing} templates missing on disk (a crash between the guest list and ` +
+              'the template store, or an older layout): the next refresh is a full one',
+          );
+          replica.checkpoint = null;
+        }
         events.set(token, replica);
       }
     },
@@ -124,6 +132,28 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
       const modelChanged = replica.policy !== null && replica.policy.modelId !== page.policy.modelId;
       replica.event = page.event;
       replica.policy = page.policy;
+      // The template store's changes, on the disk before the guests (see the top of this file). A
+      // removal is written for templates the index holds: any other stored one is unused already.
+      // Deleted persons: their guests stay, without a face (also when this page lists them).
+      const deleted = new Set(page.revokedPersons);
+      const gone = (personId: string | null) => personId !== null && deleted.has(personId);
+      const embeddings = new Map<string, Float32Array>();
+      const changes: TemplateChange[] = modelChanged ? [{ clear: true }] : [];
+      const held = (guestId: string) => !modelChanged && replica.index.has(guestId);
+      for (const g of page.items) {
+        if (g.template?.modelId === page.policy.modelId && !gone(g.personId)) {
+          const embedding = embeddingFromBuffer(Buffer.from(g.template.embedding, 'base64'));
+          embeddings.set(g.guestId, embedding);
+          changes.push({ guestId: g.guestId, embedding });
+        } else if (held(g.guestId)) changes.push({ guestId: g.guestId, embedding: null });
+      }
+      for (const guestId of page.removed) if (held(guestId)) changes.push({ guestId, embedding: null });
+      const listed = new Set(page.items.map((g) => g.guestId));
+      const forgotten = [...replica.guests.values()].filter(
+        (g) => gone(g.personId) && !listed.has(g.guestId),
+      );
+      for (const { guestId } of forgotten) if (held(guestId)) changes.push({ guestId, embedding: null });
+      templates.append(token, changes);
       if (modelChanged) replica.index.clear();
       const docs: GuestDoc[] = page.items.map((g) => ({
         key: `${token}:${g.guestId}`,
@@ -132,18 +162,20 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
         name: g.name,
         status: g.status,
         checkedInAt: g.checkedInAt,
-        personId: g.personId,
+        personId: gone(g.personId) ? null : g.personId,
         qrHash: g.qrHash,
-        modelId: g.template?.modelId ?? null,
-        template: g.template
-          ? sealer.seal(Buffer.from(g.template.embedding, 'base64'), templateContext(token, g.guestId))
-          : null,
+        modelId: gone(g.personId) ? null : (g.template?.modelId ?? null),
       }));
       if (docs.length > 0) await db.guests.bulkUpsert(docs);
       if (page.removed.length > 0) await db.guests.bulkRemove(page.removed.map((id) => `${token}:${id}`));
-      for (const doc of docs) hold(replica, doc);
+      for (const doc of docs) hold(replica, doc, embeddings.get(doc.guestId));
       for (const id of page.removed) drop(replica, id);
-      await forgetPersons(replica, page.revokedPersons);
+      for (const guest of forgotten) {
+        if (replica.guests.get(guest.guestId) !== guest) continue;
+        replica.index.remove(guest.guestId);
+        Object.assign(guest, { personId: null, hasTemplate: false });
+        await db.guests.findOne(`${token}:${guest.guestId}`).patch({ personId: null, modelId: null });
+      }
       if (complete) {
         replica.checkpoint = page.checkpoint;
         replica.refreshedAt = at;
@@ -153,6 +185,7 @@ export function createReplica(db: AgentDatabase, sealer: Sealer) {
           checkpoint: page.checkpoint,
         };
         await db.events.upsert({ token, state: JSON.stringify(state), refreshedAt: at });
+        if (templates.wantsCompaction(token)) templates.compact(token, replica.index.entries());
       }
     },
 

@@ -1,10 +1,14 @@
 // The agent's RxDB database on disk. In Node only the localstorage storage over node-localstorage
 // survives restarts among RxDB's free storages (ENVIRONMENT.md, "Edge and kiosk"); every document is
-// its own file. The replica and the queue are the only owners of their collections.
-import { mkdirSync } from 'node:fs';
+// its own file. The replica and the queue are the only owners of their collections. The guests' face
+// templates are not here but in the template store (templates.ts), read in one pass at start.
+import { mkdirSync, readdirSync } from 'node:fs';
 import { LocalStorage } from 'node-localstorage';
-import { createRxDatabase, type RxCollection, type RxDatabase, type RxJsonSchema } from 'rxdb';
+import { addRxPlugin, createRxDatabase, type RxCollection, type RxDatabase, type RxJsonSchema } from 'rxdb';
+import { RxDBMigrationSchemaPlugin } from 'rxdb/plugins/migration-schema';
 import { getRxStorageLocalstorage } from 'rxdb/plugins/storage-localstorage';
+
+addRxPlugin(RxDBMigrationSchemaPlugin);
 
 export interface GuestDoc {
   /** `<eventToken>:<guestId>` */
@@ -16,9 +20,8 @@ export interface GuestDoc {
   checkedInAt: string | null;
   personId: string | null;
   qrHash: string;
-  /** The template's model and its embedding sealed with the agent's key, or null. */
+  /** The model of the guest's template (in the template store), or null without one. */
   modelId: string | null;
-  template: string | null;
 }
 
 export interface EventDoc {
@@ -37,7 +40,8 @@ export interface QueueDoc {
 }
 
 const guestSchema: RxJsonSchema<GuestDoc> = {
-  version: 0,
+  // 1: the sealed template left the document for the template store.
+  version: 1,
   primaryKey: 'key',
   type: 'object',
   properties: {
@@ -50,7 +54,6 @@ const guestSchema: RxJsonSchema<GuestDoc> = {
     personId: { type: ['string', 'null'] },
     qrHash: { type: 'string' },
     modelId: { type: ['string', 'null'] },
-    template: { type: ['string', 'null'] },
   },
   required: ['key', 'eventToken', 'guestId', 'name', 'status', 'qrHash'],
   indexes: ['eventToken'],
@@ -88,12 +91,31 @@ export type AgentCollections = {
 };
 export type AgentDatabase = RxDatabase<AgentCollections>;
 
-/** Room for a 50,000-guest replica with templates (about 4 KB a guest on disk). */
+/** Room for a 50,000-guest replica and a long queue (about 1 KB a guest on disk, with RxDB's indexes). */
 const QUOTA_BYTES = 4 * 1024 ** 3;
+
+/**
+ * node-localstorage without the scan it makes when opened: it stats every file (one per document) to
+ * count the bytes already used against its quota, 1.2 s of CPU for a 50,000-guest replica, before a
+ * document is read. Here the keys are listed and their sizes counted as 0, so the quota applies to
+ * what this process writes (far below QUOTA_BYTES); reads and writes are node-localstorage's own.
+ */
+class UnscannedLocalStorage extends LocalStorage {
+  override _sync(): void {
+    const names = readdirSync(this._location);
+    this._bytesInUse = 0;
+    for (const [index, name] of names.entries()) {
+      const key = decodeURIComponent(name);
+      this._keys.push(key);
+      this._metaKeyMap[key] = { key: name, index, size: 0 };
+    }
+    this.length = names.length;
+  }
+}
 
 export async function openStore(dir: string): Promise<AgentDatabase> {
   mkdirSync(dir, { recursive: true });
-  const localStorage = new LocalStorage(dir, QUOTA_BYTES);
+  const localStorage = new UnscannedLocalStorage(dir, QUOTA_BYTES);
   const db = await createRxDatabase<AgentCollections>({
     name: 'portico-agent',
     // node-localstorage implements the Web Storage interface RxDB expects.
@@ -104,7 +126,11 @@ export async function openStore(dir: string): Promise<AgentDatabase> {
     closeDuplicates: true,
   });
   await db.addCollections({
-    guests: { schema: guestSchema },
+    guests: {
+      schema: guestSchema,
+      // Their templates are dropped: the replica then finds them missing and refreshes in full.
+      migrationStrategies: { 1: ({ template: _template, ...doc }: GuestDoc & { template?: unknown }) => doc },
+    },
     events: { schema: eventSchema },
     queue: { schema: queueSchema },
   });

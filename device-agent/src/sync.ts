@@ -80,7 +80,12 @@ export function createSync(deps: {
     for (;;) {
       const items = fitting(await queue.oldest(SYNC_BATCH_MAX));
       if (items.length === 0) return;
-      const { results } = await call<BatchResult>('/v1/sync/batch', { method: 'POST', body: { items } });
+      // What stays queued besides this batch, for the tenant's admins (the device's last report).
+      const queueLength = Math.max(0, (await queue.length()) - items.length);
+      const { results } = await call<BatchResult>('/v1/sync/batch', {
+        method: 'POST',
+        body: { items, queueLength },
+      });
       // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one
       // would be rejected again (the cloud keeps no partial state for it).
       state.rejected += results.filter((r) => r.status === 'rejected').length;

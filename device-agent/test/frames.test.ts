@@ -17,7 +17,13 @@ const vector = new Float32Array(512).map((_, i) => Math.sin(i));
 
 /** A cloud that serves one event's replica and keeps the batches it receives. */
 function fakeCloud() {
-  const state = { syncCheckinImages: false, accepting: true, items: [] as SyncItem[] };
+  const state = {
+    syncCheckinImages: false,
+    accepting: true,
+    items: [] as SyncItem[],
+    /** Each accepted batch: its items' ids and the queue length the device reported with it. */
+    batches: [] as { ids: string[]; queueLength: number | undefined }[],
+  };
   const page = (): Page => ({
     event: { id: 'e1', name: 'Gala', status: 'open', checkinMethods: [], capacity: null, geofence: null },
     policy: {
@@ -56,8 +62,12 @@ function fakeCloud() {
       }
       if (req.method === 'POST' && req.url === '/v1/sync/batch') {
         if (!state.accepting) return reply(503, { code: 'unavailable' });
-        const { items } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { items: SyncItem[] };
+        const { items, queueLength } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          items: SyncItem[];
+          queueLength?: number;
+        };
         state.items.push(...items);
+        state.batches.push({ ids: items.map((i) => i.clientId), queueLength });
         return reply(200, {
           results: items.map((i) => ({
             clientId: i.clientId,
@@ -153,8 +163,11 @@ describe('check-in frames in sync items', () => {
     await until(async () => (await status()).queueLength === 1, 'the queued item');
     // At rest the frame is sealed: neither its bytes nor its base64 are in any file of the agent.
     const needle = bytes.subarray(4, 68);
-    for (const file of await readdir(dataDir)) {
-      const content = await readFile(path.join(dataDir, file));
+    const files = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((f) =>
+      f.isFile(),
+    );
+    for (const file of files) {
+      const content = await readFile(path.join(file.parentPath, file.name));
       expect(content.includes(needle)).toBe(false);
       expect(content.includes(Buffer.from(needle.toString('base64').slice(0, 40)))).toBe(false);
     }
@@ -164,5 +177,25 @@ describe('check-in frames in sync items', () => {
     const sent = cloud.state.items.find((i) => i.clientId === answer.checkInId)!;
     expect(sent.frame).toBe(bytes.toString('base64'));
     expect((await status()).queueLength).toBe(0);
+  });
+
+  it('reports with each batch how many decisions stay queued besides it', async () => {
+    cloud.state.accepting = false;
+    // Frames of 900 KB: a batch stays under 8 MB of JSON, so seven decisions take two batches.
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const bytes = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), randomBytes(900 * 1024)]);
+      ids.push((await identify(bytes.toString('base64'))).checkInId);
+    }
+    await until(async () => (await status()).queueLength === 7, 'the queued items');
+    const before = cloud.state.batches.length;
+    cloud.state.accepting = true;
+    await until(async () => (await status()).queueLength === 0, 'the upload');
+    const batches = cloud.state.batches.slice(before);
+    expect(batches.flatMap((b) => b.ids)).toEqual(ids);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(batches.map((b) => b.queueLength)).toEqual(
+      batches.map((_, n) => batches.slice(n + 1).reduce((sum, b) => sum + b.ids.length, 0)),
+    );
   });
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createReplica } from '../src/replica.js';
 import { createSealer } from '../src/sealed.js';
 import { openStore } from '../src/store.js';
+import { openTemplateStore } from '../src/templates.js';
 
 const policy: Page['policy'] = {
   tenantId: 't',
@@ -58,7 +59,7 @@ describe('device replica', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-replica-'));
     const key = randomBytes(32);
     let db = await openStore(dir);
-    let replica = createReplica(db, createSealer(key));
+    let replica = createReplica(db, openTemplateStore(dir, createSealer(key)));
     await replica.load(['tok']);
     await replica.apply(
       'tok',
@@ -72,33 +73,40 @@ describe('device replica', () => {
       true,
       2000,
     );
-    // d's person was deleted in the cloud: d stays on the list, without a face.
-    await replica.apply('tok', page([], [], '7.3000', ['p-d']), true, 3000);
+    // d's person was deleted in the cloud: d stays on the list, without a face; so does e, whose
+    // person was deleted after the page listing it was read.
+    await replica.apply('tok', page([guest('e', true)], [], '7.3000', ['p-d', 'p-e']), true, 3000);
     await replica.markCheckedIn('tok', 'a', '2026-11-23T10:00:00.000Z');
     await db.close();
 
     db = await openStore(dir);
-    replica = createReplica(db, createSealer(key));
+    replica = createReplica(db, openTemplateStore(dir, createSealer(key)));
     await replica.load(['tok']);
     const held = replica.get('tok')!;
-    expect([...held.guests.keys()].sort()).toEqual(['a', 'c', 'd']);
+    expect([...held.guests.keys()].sort()).toEqual(['a', 'c', 'd', 'e']);
     expect(held.index.size).toBe(2);
     expect(held.index.has('d')).toBe(false);
     expect(held.guests.get('d')).toMatchObject({ personId: null, hasTemplate: false });
+    expect(held.guests.get('e')).toMatchObject({ personId: null, hasTemplate: false });
     expect(held).toMatchObject({ checkpoint: '7.3000', refreshedAt: 3000 });
     expect(held.guests.get('a')!.checkedIn).toBe(true);
     expect(held.byQr.get('hash-c')).toBe('c');
     const [best] = held.index.search(vector, 1);
     expect(best!.score).toBeCloseTo(1, 5);
 
-    const files = await readdir(dir);
-    const contents = await Promise.all(files.map((f) => readFile(path.join(dir, f), 'utf8')));
-    expect(contents.some((c) => c.includes(embedding.slice(0, 40)))).toBe(false);
+    // Neither the template's bytes nor its base64 are anywhere on the disk.
+    const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((f) => f.isFile());
+    expect(files.some((f) => f.name.endsWith('.log'))).toBe(true);
+    const contents = await Promise.all(files.map((f) => readFile(path.join(f.parentPath, f.name))));
+    const raw = embeddingToBuffer(vector).subarray(0, 64);
+    expect(contents.some((c) => c.includes(raw) || c.includes(embedding.slice(0, 40)))).toBe(false);
     await db.close();
 
     // Another key cannot open the templates.
     db = await openStore(dir);
-    await expect(createReplica(db, createSealer(randomBytes(32))).load(['tok'])).rejects.toThrow();
+    await expect(
+      createReplica(db, openTemplateStore(dir, createSealer(randomBytes(32)))).load(['tok']),
+    ).rejects.toThrow();
     await db.close();
   });
 });

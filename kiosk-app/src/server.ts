@@ -2,12 +2,14 @@
 // agent on this machine (the status stream included), and `/branding/{token}` fetched from the cloud.
 // One origin for the page, so the browser needs no CORS from the agent or the cloud; an Electron shell
 // loads this same URL.
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 
+// Beside the sources, src/ui/ (bundled when the server starts); beside a build (dist/shell/main.mjs),
+// dist/shell/ui/ with app.js already bundled, so a packaged kiosk needs no esbuild.
 const UI = fileURLToPath(new URL('./ui/', import.meta.url));
 const BRANDING_TIMEOUT_MS = 2000;
 
@@ -18,6 +20,7 @@ export interface KioskServer {
 
 /** Bundles the UI (one ES module for Chromium; the contract is imported for its types only). */
 export async function bundleUi(): Promise<string> {
+  const { build } = await import('esbuild');
   const out = await build({
     entryPoints: [`${UI}app.ts`],
     bundle: true,
@@ -38,7 +41,10 @@ export async function startKioskServer(options: {
   const files: Record<string, { type: string; body: string }> = {
     '/': { type: 'text/html; charset=utf-8', body: await readFile(`${UI}index.html`, 'utf8') },
     '/style.css': { type: 'text/css; charset=utf-8', body: await readFile(`${UI}style.css`, 'utf8') },
-    '/app.js': { type: 'text/javascript; charset=utf-8', body: await bundleUi() },
+    '/app.js': {
+      type: 'text/javascript; charset=utf-8',
+      body: existsSync(`${UI}app.js`) ? await readFile(`${UI}app.js`, 'utf8') : await bundleUi(),
+    },
   };
   const agent = new URL(options.agentUrl);
 
@@ -52,7 +58,10 @@ export async function startKioskServer(options: {
           port: agent.port,
           method: req.method,
           path: url.pathname.slice('/agent'.length) + url.search,
-          headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
+          headers: {
+            'content-type': req.headers['content-type'] ?? 'application/json',
+            ...(req.headers['x-staff-session'] && { 'x-staff-session': req.headers['x-staff-session'] }),
+          },
         },
         (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  agentCommand,
   createCrashPolicy,
   ensureAgent,
   isAllowedNavigation,
@@ -37,6 +38,29 @@ describe('kiosk shell policy', () => {
     expect([policy.crashed(), policy.crashed()]).toEqual([8000, 8000]);
     t += 61_000;
     expect(policy.crashed()).toBe(0);
+  });
+
+  it('starts the agent from its sources with tsx, or the built one with Electron as Node', () => {
+    const common = {
+      agentSourceDir: '/src/device-agent',
+      execPath: '/opt/kiosk/portico-kiosk',
+      userDataDir: '/home/k/.config/kiosk',
+      modelDir: '/opt/kiosk/resources/models',
+    };
+    expect(agentCommand({ ...common, builtAgent: null, env: {} })).toEqual({
+      command: 'node',
+      args: ['--import', 'tsx', 'src/main.ts'],
+      cwd: '/src/device-agent',
+      env: {},
+    });
+    // The environment wins over the package's defaults.
+    expect(
+      agentCommand({
+        ...common,
+        builtAgent: '/opt/kiosk/dist/agent/main.mjs',
+        env: { AGENT_DATA_DIR: '/var/lib/agent', PORTICO_MODEL_DIR: '/models' },
+      }).env,
+    ).toEqual({ ELECTRON_RUN_AS_NODE: '1', AGENT_DATA_DIR: '/var/lib/agent' });
   });
 
   describe('ensureAgent', () => {

@@ -150,3 +150,58 @@ export async function until(check: () => Promise<boolean> | boolean, timeoutMs =
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * Waits until the agent has synced twice since now, so a change made in the cloud before this call has
+ * reached its replica (the first sync may have fetched the replica before the change).
+ */
+export async function replicaCaughtUp(agent: { url: string }, timeoutMs = 10_000) {
+  for (let i = 0; i < 2; i++) {
+    const synced = (await agentCall(agent, 'GET', '/status')).body.lastSyncAt;
+    await until(
+      async () => (await agentCall(agent, 'GET', '/status')).body.lastSyncAt !== synced,
+      timeoutMs,
+      'the next sync of the replica',
+    );
+  }
+}
+
+type Headers = Record<string, string>;
+
+/** An event created by a tenant admin (`body` as `POST /v1/events` takes it) and opened. */
+export async function openEvent(
+  app: TestApp,
+  headers: Headers,
+  body: Record<string, unknown>,
+): Promise<{ id: string; publicToken: string }> {
+  const created = await app.request('POST', '/v1/events', { headers, body });
+  if (created.status !== 201) throw new Error(`could not create the event: ${created.text}`);
+  const opened = await app.request('PATCH', `/v1/events/${created.body.id}/status`, {
+    headers,
+    body: { status: 'open' },
+  });
+  if (opened.status !== 200) throw new Error(`could not open the event: ${opened.text}`);
+  return created.body;
+}
+
+/** A confirmed guest of the event, linked to a person when `personId` is given. */
+export async function confirmedGuest(
+  app: TestApp,
+  headers: Headers,
+  eventId: string,
+  guest: { name: string; personId?: string },
+) {
+  const res = await app.request('POST', `/v1/events/${eventId}/guests`, {
+    headers,
+    body: { ...guest, status: 'confirmed' },
+  });
+  if (res.status !== 201) throw new Error(`could not add the guest: ${res.text}`);
+  return res.body;
+}
+
+/** A device of the tenant, registered by its admin: its token goes with the agent's settings. */
+export async function deviceToken(app: TestApp, headers: Headers, name: string): Promise<string> {
+  const res = await app.request('POST', '/v1/devices', { headers, body: { name } });
+  if (res.status !== 201) throw new Error(`could not register the device: ${res.text}`);
+  return res.body.token;
+}

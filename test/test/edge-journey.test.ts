@@ -18,6 +18,10 @@ import path from 'node:path';
 import {
   agentCall,
   agentEnv,
+  confirmedGuest,
+  deviceToken,
+  openEvent,
+  replicaCaughtUp,
   startAgentProcess,
   startCloud,
   until,
@@ -58,13 +62,7 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
       body: { webhookUrl: receiver.url, requireLiveness: false },
     });
     expect(settings.status, settings.text).toBe(200);
-    const event = (
-      await cloud.app.request('POST', '/v1/events', { headers: org.headers, body: { name: 'Premiere' } })
-    ).body;
-    await cloud.app.request('PATCH', `/v1/events/${event.id}/status`, {
-      headers: org.headers,
-      body: { status: 'open' },
-    });
+    const event = await openEvent(cloud.app, org.headers, { name: 'Premiere' });
 
     const people = { leonard: await photosOf('bbt/leonard'), sheldon: await photosOf('bbt/sheldon') };
     const stranger = (await photosOf('bbt/raj'))[0]!;
@@ -78,17 +76,10 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
         body: { personId: person.body.id, frame: base64(photos[0]!) },
       });
       expect(enrolled.status, enrolled.text).toBe(200);
-      const guest = await cloud.app.request('POST', `/v1/events/${event.id}/guests`, {
-        headers: org.headers,
-        body: { name, status: 'confirmed', personId: person.body.id },
-      });
-      expect(guest.status, guest.text).toBe(201);
+      await confirmedGuest(cloud.app, org.headers, event.id, { name, personId: person.body.id });
     }
-    const device = await cloud.app.request('POST', '/v1/devices', {
-      headers: org.headers,
-      body: { name: 'Lobby' },
-    });
-    const env = await agentEnv(cloud.url, device.body.token, [event.publicToken], {
+    const token = await deviceToken(cloud.app, org.headers, 'Lobby');
+    const env = await agentEnv(cloud.url, token, [event.publicToken], {
       AGENT_FACE: 'on',
       FRAME_SOURCE: path.join(LABELLED_DIR, 'bbt/leonard'),
     });
@@ -155,12 +146,7 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
       headers: org.headers,
       body: { requireLiveness: true },
     });
-    const synced = (await agentCall(agent, 'GET', '/status')).body.lastSyncAt;
-    await until(
-      async () => (await agentCall(agent!, 'GET', '/status')).body.lastSyncAt !== synced,
-      10_000,
-      'policy',
-    );
+    await replicaCaughtUp(agent);
     const noNonce = await identify(people.leonard[1]!);
     expect(noNonce).toMatchObject({ status: 400, body: { code: 'invalid_nonce' } });
     const challenge = (await agentCall(agent, 'GET', '/challenge')).body;

@@ -6,6 +6,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/sup
 import {
   agentCall,
   agentEnv,
+  confirmedGuest,
+  deviceToken,
+  openEvent,
   startAgentProcess,
   startCloud,
   until,
@@ -30,25 +33,12 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
       headers: admin.headers,
       body: { webhookUrl: receiver.url },
     });
-    event = (
-      await cloud.app.request('POST', '/v1/events', { headers: admin.headers, body: { name: 'Expo' } })
-    ).body;
-    await cloud.app.request('PATCH', `/v1/events/${event.id}/status`, {
-      headers: admin.headers,
-      body: { status: 'open' },
-    });
+    event = await openEvent(cloud.app, admin.headers, { name: 'Expo' });
     for (const name of ['Ana Lima', 'Bruno Reis', 'Carla Dias']) {
-      const g = await cloud.app.request('POST', `/v1/events/${event.id}/guests`, {
-        headers: admin.headers,
-        body: { name, status: 'confirmed' },
-      });
-      guests.push(g.body);
+      guests.push(await confirmedGuest(cloud.app, admin.headers, event.id, { name }));
     }
-    const device = await cloud.app.request('POST', '/v1/devices', {
-      headers: admin.headers,
-      body: { name: 'Gate 1' },
-    });
-    env = await agentEnv(cloud.url, device.body.token, [event.publicToken]);
+    const token = await deviceToken(cloud.app, admin.headers, 'Gate 1');
+    env = await agentEnv(cloud.url, token, [event.publicToken]);
   });
   afterAll(async () => {
     await agent?.kill('SIGKILL');
@@ -118,11 +108,8 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
   });
 
   it('a guest admitted by a second kiosk is recorded again and flagged already_checked_in', async () => {
-    const device = await cloud.app.request('POST', '/v1/devices', {
-      headers: admin.headers,
-      body: { name: 'Gate 2' },
-    });
-    const other = await startAgentProcess(await agentEnv(cloud.url, device.body.token, [event.publicToken]));
+    const token = await deviceToken(cloud.app, admin.headers, 'Gate 2');
+    const other = await startAgentProcess(await agentEnv(cloud.url, token, [event.publicToken]));
     try {
       // Gate 2 loses the cloud and admits Ana again, as the cloud itself would for a second scan.
       await until(
@@ -154,12 +141,9 @@ describe('device agent queue (real cloud on PGlite, agent as a child process)', 
   });
 
   it('stops admitting by face once its replica is older than the maximum age, and says why; QR goes on', async () => {
-    const device = await cloud.app.request('POST', '/v1/devices', {
-      headers: admin.headers,
-      body: { name: 'Gate 3' },
-    });
+    const token = await deviceToken(cloud.app, admin.headers, 'Gate 3');
     const stale = await startAgentProcess(
-      await agentEnv(cloud.url, device.body.token, [event.publicToken], { MAX_REPLICA_AGE_S: '1' }),
+      await agentEnv(cloud.url, token, [event.publicToken], { MAX_REPLICA_AGE_S: '1' }),
     );
     try {
       await until(

@@ -1,15 +1,27 @@
 // Who is calling. One middleware resolves every request into exactly one Actor; each route declares
 // which kinds it accepts, and services scope every query by the actor's tenant.
-import type { ApiScope } from '@portico/contract';
+import type { ApiScope, Environment } from '@portico/contract';
 
+// `tenantId` is the tenant whose data the call acts on: for a sandbox call (a `pk_test_` key, an admin
+// session with the sandbox switch) the live tenant's sandbox, a tenant of its own (modules/sandbox), so
+// every query scoped by it is isolated; `liveTenantId` is the tenant the credential belongs to.
 export type Actor =
-  | { kind: 'adminSession'; tenantId: string; userId: string; role: string; sessionId: string }
+  | {
+      kind: 'adminSession';
+      tenantId: string;
+      liveTenantId: string;
+      environment: Environment;
+      userId: string;
+      role: string;
+      sessionId: string;
+    }
   | {
       kind: 'apiKey';
       tenantId: string;
+      liveTenantId: string;
       applicationId: string;
       keyId: string;
-      environment: 'sandbox' | 'live';
+      environment: Environment;
       scopes: readonly ApiScope[];
     }
   | { kind: 'portal'; accountId: string; sessionId: string }

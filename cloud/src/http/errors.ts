@@ -112,12 +112,20 @@ function toAppError(err: unknown): AppError {
     case 'charset.unsupported':
       return new AppError(415, 'unsupported_media_type', 'Unsupported body encoding');
   }
-  if (isEncodingError(err)) {
+  const sqlState = sqlStateOf(err);
+  if (sqlState === '22021' || sqlState === '22P05') {
+    // PostgreSQL refused a value as text (a NUL byte in a string, `\u0000` in JSON). The contract's
+    // `Text` refuses these at the edge; this is the backstop for a string no schema checked.
     return new AppError(
       400,
       'validation_failed',
       'A value is not text the database can store (e.g. a NUL byte)',
     );
+  }
+  if (sqlState === '23503') {
+    // A row this request refers to went away while it ran (e.g. a sandbox reset meeting a sandbox call):
+    // the services check references first, so only a concurrent change gets here.
+    return new AppError(409, 'conflict', 'Something this request refers to was removed while it ran; retry');
   }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
@@ -126,12 +134,8 @@ function toAppError(err: unknown): AppError {
   return new AppError(500, 'internal_error', 'An internal error occurred');
 }
 
-/**
- * PostgreSQL refused a value as text: 22021 (a NUL byte in a string) or 22P05 (`\u0000` in JSON). The
- * contract's `Text` refuses these at the edge; this is the backstop for a string no schema checked.
- */
-function isEncodingError(err: unknown): boolean {
-  const code = (err as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)
-    ?.meta?.driverAdapterError?.cause?.originalCode;
-  return code === '22021' || code === '22P05';
+/** The SQLSTATE of a database error that came through Prisma's driver adapter, if it is one. */
+function sqlStateOf(err: unknown): unknown {
+  return (err as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null)?.meta
+    ?.driverAdapterError?.cause?.originalCode;
 }

@@ -284,7 +284,15 @@ function toOpenApi(def: RouteDef): RouteConfig {
     if (!(def.auth.length === 1 && OWN_CREDENTIALS[def.auth[0]!])) {
       addError(403, '`forbidden`: these credentials may not call this route');
     }
+  } else if (!isPublicOnly(def)) {
+    // A route that also takes the public still checks the credentials it is sent.
+    addError(
+      401,
+      '`unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s)',
+    );
   }
+  // Every route that reads credentials refuses a wrong device secret (authenticate.ts).
+  if (!isPublicOnly(def)) addError(403, '`forbidden`: a wrong `x-internal-secret`');
   if (def.auth.includes('apiKey' as never) && (def.scope || !def.auth.includes('public' as never))) {
     addError(
       403,

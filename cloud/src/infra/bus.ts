@@ -21,12 +21,19 @@ export interface Bus {
   /** The broker URL clients can connect to (the embedded one's, or MQTT_URL). */
   readonly url: string;
   publish(message: BusMessage): Promise<void>;
+  /**
+   * Calls `listener` with every message of `tenantId` published on the broker by any process (QoS 1).
+   * One broker subscription per tenant however many listeners; resolves once it is in place.
+   */
+  subscribeTenant(tenantId: string, listener: (message: BusMessage) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
 export function busTopic(tenantId: string, event: string): string {
   return `portico/v1/tenants/${tenantId}/${event}`;
 }
+
+const TENANT_TOPIC = /^portico\/v1\/tenants\/([^/]+)\/[^/]+$/;
 
 export class BrokerPortInUseError extends Error {}
 
@@ -41,8 +48,45 @@ export async function createBus(options: BusOptions): Promise<Bus> {
   const url = options.url ?? embedded!.url;
   const client = await connect(url);
   client.on('error', (err) => options.logger.warn({ err: err.message }, 'bus client error'));
+  // Per tenant: its listeners and the broker subscription they share (resolved once acknowledged).
+  const tenants = new Map<
+    string,
+    { listeners: Set<(message: BusMessage) => void>; ready: Promise<unknown> }
+  >();
+  client.on('message', (topic, payload) => {
+    const tenantId = TENANT_TOPIC.exec(topic)?.[1];
+    const entry = tenantId ? tenants.get(tenantId) : undefined;
+    if (!entry) return;
+    let message: BusMessage;
+    try {
+      message = JSON.parse(payload.toString('utf8')) as BusMessage;
+    } catch {
+      return;
+    }
+    entry.listeners.forEach((listener) => listener(message));
+  });
   return {
     url,
+    async subscribeTenant(tenantId, listener) {
+      let entry = tenants.get(tenantId);
+      if (!entry) {
+        const ready = client.subscribeAsync(busTopic(tenantId, '+'), { qos: 1 }).catch((err: unknown) => {
+          tenants.delete(tenantId);
+          throw err;
+        });
+        entry = { listeners: new Set(), ready };
+        tenants.set(tenantId, entry);
+      }
+      const own = entry;
+      own.listeners.add(listener);
+      await own.ready;
+      return async () => {
+        own.listeners.delete(listener);
+        if (own.listeners.size > 0 || tenants.get(tenantId) !== own) return;
+        tenants.delete(tenantId);
+        await client.unsubscribeAsync(busTopic(tenantId, '+')).catch(() => undefined);
+      };
+    },
     async publish(message) {
       // While disconnected, mqtt.js queues the message and would wait indefinitely: give up after
       // PUBLISH_TIMEOUT_MS so the outbox retries it later (it may then arrive twice: it carries its id).

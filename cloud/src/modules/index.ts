@@ -1,6 +1,7 @@
 // Every module's routes, in one list: the place to look for what the API serves.
 import type { AppDeps } from '../deps.js';
 import type { RouteDef } from '../http/route.js';
+import { adminRoutes } from './admin/routes.js';
 import { applicationRoutes } from './applications/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { checkinRoutes } from './checkin/routes.js';
@@ -14,6 +15,7 @@ import { deviceRoutes } from './devices/routes.js';
 import { syncRoutes } from './sync/routes.js';
 import { portalRoutes } from './portal/routes.js';
 import { privacyRoutes } from './privacy/routes.js';
+import { sandboxRoutes } from './sandbox/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
@@ -21,6 +23,7 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...authRoutes(deps),
     ...applicationRoutes(deps),
     ...tenantRoutes(deps),
+    ...sandboxRoutes(deps),
     ...personRoutes(deps),
     ...onboardingRoutes(deps),
     ...checkinRoutes(deps),
@@ -30,5 +33,6 @@ export function moduleRoutes(deps: AppDeps): RouteDef[] {
     ...syncRoutes(deps),
     ...portalRoutes(deps),
     ...privacyRoutes(deps),
+    ...adminRoutes(deps),
   ];
 }

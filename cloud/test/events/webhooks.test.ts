@@ -65,6 +65,7 @@ describe('webhook delivery', () => {
       id: event.id,
       event: 'person.enrolled',
       tenantId: tenant.tenantId,
+      environment: 'live',
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       data: { personId: 'person-1', quality: 0.87, modelId: 'test-model' },
     });

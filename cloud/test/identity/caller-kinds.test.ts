@@ -9,6 +9,7 @@ import { errorHandler } from '../../src/http/errors.js';
 import { defineRoute, mountRoute } from '../../src/http/route.js';
 import { newId } from '../../src/infra/db/index.js';
 import { createDeviceService } from '../../src/modules/devices/service.js';
+import { createSandboxService } from '../../src/modules/sandbox/service.js';
 import { createCredentialVerifier } from '../../src/modules/auth/verifier.js';
 import { signPortalToken } from '../../src/modules/auth/tokens.js';
 import { adminOf, bearer, startApp, type IdentityApp } from '../support/identity.js';
@@ -66,6 +67,7 @@ describe('caller kinds', () => {
           internalSecret: app.deps.secrets.internalSecret,
           verifier: createCredentialVerifier(app.deps),
           verifyDevice: createDeviceService(app.deps).verify,
+          sandboxOf: createSandboxService(app.deps).tenantIdOf,
         }),
         parseBody: express.json(),
         checkResponses: true,

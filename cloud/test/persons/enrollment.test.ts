@@ -102,6 +102,19 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
     expect(res.body).toMatchObject({ status: 'ok', workers: 2, modelId: engine.modelId });
   });
 
+  it('enrolls an existing person with an admin session of the tenant (the console), not of another tenant', async () => {
+    const t = await freshTenant();
+    const personId = await newPerson(t.keyHeaders);
+    const frame = base64(photo(0).bytes);
+    const other = await freshTenant();
+    expect((await enroll(personId, frame, other.headers)).status).toBe(404);
+    const res = await enroll(personId, frame, t.headers);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ personId, enrolled: true, photos: 1 });
+    const person = await app.request('GET', `/v1/persons/${personId}`, { headers: t.keyHeaders });
+    expect(person.body.enrolled).toBe(true);
+  });
+
   it('enrolls clean photos with a quality value at or above the default level 0.5', async () => {
     const t = await freshTenant();
     for (const photo of photos) {

@@ -276,3 +276,32 @@ describe('database encoding errors', () => {
     }
   });
 });
+
+describe('rows removed while a request runs', () => {
+  it('answer 409 conflict, not 500, when a write meets a foreign key whose row went away', async () => {
+    const db = await createTestDatabase();
+    const logger = createLogger('silent');
+    const app = express();
+    app.use(requestContext(logger));
+    // What a sandbox call meets when a reset deletes its tenant between its checks and its write.
+    app.post('/person', async () => {
+      await db.prisma.person.create({
+        data: { id: 'p_race', tenantId: 'tenant_that_went_away', name: 'Ana', document: '1' },
+      });
+    });
+    app.use(errorHandler(logger));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/person`, {
+        method: 'POST',
+      });
+      expect(res.status).toBe(409);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(((await res.json()) as { code?: string }).code).toBe('conflict');
+    } finally {
+      server.close();
+      await db.close();
+    }
+  });
+});

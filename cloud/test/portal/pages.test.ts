@@ -2,36 +2,24 @@
 // camera fed by a real photo, the guest invitation, and the portal (sign-in by e-mailed link, data,
 // biometric withdrawal, export, deletion and its confirmation), in English and Brazilian Portuguese.
 // Screenshots go to test/portal/screenshots/.
-import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FaceEngine } from '@portico/face-engine';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { cameraOf, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { cleanPhotos, HAS_MODELS, sharedFaceEngine } from '../support/faces.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { adminHeaders, PUBLIC_URL, tenantWithPerson, waitForMail } from './support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-// sharp is the face engine's dependency, not the cloud's: load the engine's copy.
-type Sharp = (input: Buffer) => {
-  rotate(): ReturnType<Sharp>;
-  resize(width: number): ReturnType<Sharp>;
-  jpeg(options: { quality: number }): ReturnType<Sharp>;
-  toBuffer(): Promise<Buffer>;
-};
-const sharp = createRequire(
-  fileURLToPath(new URL('../../../shared/face-engine/package.json', import.meta.url)),
-)('sharp') as Sharp;
 // The committed screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves
 // the working tree as it was; otherwise they go to a scratch folder.
 const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let SHOTS = COMMITTED_SHOTS;
-const canRun = existsSync(CHROMIUM) && HAS_MODELS;
+const canRun = HAS_CHROMIUM && HAS_MODELS;
 
 let app: TestApp & { smtp: SmtpSink };
 let engine: FaceEngine;
@@ -63,32 +51,14 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
     await mkdir(SHOTS, { recursive: true });
     const [photo] = await cleanPhotos();
-    camera = path.join(scratch, 'face.mjpeg');
-    // An MJPEG file is JPEG frames one after the other: the same photo, 30 times.
-    const frameJpeg = await sharp(photo!.bytes).rotate().resize(640).jpeg({ quality: 90 }).toBuffer();
-    await writeFile(camera, Buffer.concat(Array.from({ length: 30 }, () => frameJpeg)));
+    camera = await cameraOf(path.join(scratch, 'face.mjpeg'), photo!.bytes);
     const shared = await sharedFaceEngine(1);
     engine = shared.engine;
     const smtp = await startSmtpSink();
     app = Object.assign(await createTestApp({ face: shared.face, env: { SMTP_URL: smtp.url, PUBLIC_URL } }), {
       smtp,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--use-fake-ui-for-media-stream',
-        '--use-fake-device-for-media-stream',
-        `--use-file-for-fake-video-capture=${camera}`,
-      ],
-    });
+    browser = await launchChromium({ camera });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -169,6 +169,20 @@ describe('/v1/me', () => {
     expect(other.status).toBe(404);
   });
 
+  it('shows when each session was last used, updated by its calls at most once a minute', async () => {
+    const { headers, body } = await signIn(app, EMAIL);
+    const lastSeen = async () => {
+      const list = await app.request('GET', '/v1/me/sessions', { headers });
+      return list.body.items.find((s: { id: string }) => s.id === body.sessionId).lastSeenAt;
+    };
+    const signedIn = await lastSeen();
+    expect(signedIn).toBe(app.clock.now().toISOString());
+    app.clock.advance(30_000);
+    expect(await lastSeen()).toBe(signedIn);
+    app.clock.advance(5 * MINUTE);
+    expect(await lastSeen()).toBe(app.clock.now().toISOString());
+  });
+
   it('shows biometrics per tenant, lists and streams the images decrypted, and audits every read', async () => {
     const { imageId } = await enrollDirectly(app, a.tenantId, a.personId, photo);
     const { headers, body } = await signIn(app, EMAIL);

@@ -27,6 +27,8 @@ declare module 'electron' {
     loadURL(url: string): Promise<void>;
   }
   export const app: {
+    readonly isPackaged: boolean;
+    getPath(name: 'userData'): string;
     whenReady(): Promise<void>;
     on(event: 'before-quit', listener: () => void): void;
   };

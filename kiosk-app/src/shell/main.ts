@@ -3,14 +3,23 @@
 // camera permission only, no navigation away, renderer reloaded after a crash, the device agent
 // started unless one already answers.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, session } from 'electron';
 import { startKioskServer } from '../server.js';
-import { createCrashPolicy, ensureAgent, isAllowedNavigation, isAllowedPermission } from './policy.js';
+import {
+  agentCommand,
+  createCrashPolicy,
+  ensureAgent,
+  isAllowedNavigation,
+  isAllowedPermission,
+} from './policy.js';
 
 const AGENT_URL = process.env.AGENT_URL ?? 'http://127.0.0.1:7171';
 const AGENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../device-agent');
+// Present once built: dist/shell/main.mjs runs dist/agent/main.mjs.
+const BUILT_AGENT = fileURLToPath(new URL('../agent/main.mjs', import.meta.url));
 
 let agent: ChildProcess | null = null;
 
@@ -19,8 +28,18 @@ async function main() {
   const { started } = await ensureAgent({
     agentUrl: AGENT_URL,
     start: () => {
-      agent = spawn(process.env.NODE_BINARY ?? 'node', ['--import', 'tsx', 'src/main.ts'], {
-        cwd: AGENT_DIR,
+      const resources = (process as { resourcesPath?: string }).resourcesPath;
+      const run = agentCommand({
+        builtAgent: existsSync(BUILT_AGENT) ? BUILT_AGENT : null,
+        agentSourceDir: AGENT_DIR,
+        execPath: process.execPath,
+        userDataDir: app.getPath('userData'),
+        modelDir: app.isPackaged && resources ? path.join(resources, 'models') : null,
+        env: process.env,
+      });
+      agent = spawn(run.command, run.args, {
+        ...(run.cwd && { cwd: run.cwd }),
+        env: { ...process.env, ...run.env },
         stdio: 'inherit',
       });
     },

@@ -1,6 +1,6 @@
 // The decisions of the Electron shell, kept out of Electron so they run (and are tested) in Node:
-// which navigations and permissions the kiosk window allows, when a crashed renderer is reloaded, and
-// whether the device agent must be started or is already there.
+// which navigations and permissions the kiosk window allows, when a crashed renderer is reloaded,
+// whether the device agent must be started or is already there, and how it is started.
 
 /** Only the kiosk's own origin: a link or a redirect elsewhere is refused. */
 export function isAllowedNavigation(url: string, kioskUrl: string): boolean {
@@ -65,4 +65,37 @@ export async function ensureAgent(options: {
     await new Promise((r) => setTimeout(r, 200));
   }
   return { started: true };
+}
+
+/**
+ * How the shell starts the device agent. Built (`pnpm --filter @portico/kiosk build`, a package): the
+ * bundled `dist/agent/main.mjs` run by Electron's own Node (`ELECTRON_RUN_AS_NODE`), its data under the
+ * app's user-data folder and its models from the package's resources unless the environment says
+ * otherwise. From the sources: `node --import tsx src/main.ts` in device-agent/.
+ */
+export function agentCommand(options: {
+  builtAgent: string | null;
+  agentSourceDir: string;
+  execPath: string;
+  userDataDir: string;
+  modelDir: string | null;
+  env: Record<string, string | undefined>;
+}): { command: string; args: string[]; cwd?: string; env: Record<string, string> } {
+  if (!options.builtAgent) {
+    return {
+      command: options.env.NODE_BINARY ?? 'node',
+      args: ['--import', 'tsx', 'src/main.ts'],
+      cwd: options.agentSourceDir,
+      env: {},
+    };
+  }
+  return {
+    command: options.execPath,
+    args: [options.builtAgent],
+    env: {
+      ELECTRON_RUN_AS_NODE: '1',
+      AGENT_DATA_DIR: options.env.AGENT_DATA_DIR ?? `${options.userDataDir}/agent-data`,
+      ...(options.modelDir && !options.env.PORTICO_MODEL_DIR && { PORTICO_MODEL_DIR: options.modelDir }),
+    },
+  };
 }

@@ -36,6 +36,7 @@ export const ApiScopeList = z
   .min(1)
   .refine((scopes) => new Set(scopes).size === scopes.length, { message: 'Each scope once' })
   .openapi({
-    description: 'What the key may do; omit for a key with every scope.',
+    description: 'What the key may do, each scope once; omit for a key with every scope.',
+    uniqueItems: true,
     example: ['persons:read', 'checkin'],
   });

@@ -1,11 +1,12 @@
 // Wire types of `/v1/applications` and their API keys.
 import { ApiScope, ApiScopeList } from './access.js';
 import { Id, IdParams, Text, Timestamp } from './common.js';
+import { Environment } from './tenants.js';
 import { z } from './zod.js';
 
-export const ApplicationEnvironment = z
-  .enum(['sandbox', 'live'])
-  .openapi({ description: 'Sandbox keys start with `pk_test_`, live keys with `pk_live_`.' });
+export const ApplicationEnvironment = Environment.openapi({
+  description: 'Sandbox keys start with `pk_test_`, live keys with `pk_live_`.',
+});
 export type ApplicationEnvironment = z.infer<typeof ApplicationEnvironment>;
 
 export const CreateApplicationRequest = z

@@ -47,6 +47,7 @@ export const ERROR_CODES = [
   'already_checked_in',
   'duplicate_guest',
   'unsupported_file',
+  'webhook_url_not_set',
   'engine_unavailable',
   'service_unavailable',
   'internal_error',

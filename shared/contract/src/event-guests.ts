@@ -87,7 +87,11 @@ const Methods = z
   .array(CheckinMethod)
   .min(1)
   .refine((m) => new Set(m).size === m.length, 'each method once')
-  .openapi({ description: 'Check-in methods the event admits.', example: ['facial', 'qr', 'link'] });
+  .openapi({
+    description: 'Check-in methods the event admits, each once.',
+    uniqueItems: true,
+    example: ['facial', 'qr', 'link'],
+  });
 
 const Capacity = z.number().int().min(1).max(1_000_000).nullable().openapi({
   description:
@@ -155,7 +159,9 @@ export const EventConfigRequest = z
   .partial()
   .refine((c) => Object.keys(c).length > 0, 'send at least one of checkinMethods, capacity, geofence')
   .openapi('EventConfigRequest', {
-    description: 'Check-in rules; they apply to the next check-in. Null capacity or geofence removes it.',
+    description:
+      'Check-in rules, one field at least; they apply to the next check-in. Null capacity or geofence removes it.',
+    minProperties: 1,
     example: { checkinMethods: ['facial', 'link'], capacity: 800 },
   });
 export type EventConfigRequest = z.infer<typeof EventConfigRequest>;
@@ -174,7 +180,13 @@ export const Event = z
     endsAt: Timestamp.nullable(),
     timeZone: z.string(),
     venue: z
-      .object({ name: z.string().nullable(), address: z.string().nullable(), location: GeoPoint.nullable() })
+      .object({
+        name: z.string().nullable(),
+        address: z.string().nullable(),
+        // A union, not .nullable(): the OpenAPI generator writes a nullable reference as an allOf that
+        // refuses null.
+        location: z.union([GeoPoint, z.null()]),
+      })
       .nullable(),
     capacity: z.number().int().nullable(),
     checkinMethods: z.array(CheckinMethod),

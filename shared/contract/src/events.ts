@@ -1,5 +1,6 @@
 import { z } from './zod.js';
 import { Timestamp } from './common.js';
+import { Environment } from './tenants.js';
 
 /** Events delivered to the tenant's webhookUrl and published on the bus. */
 export const WEBHOOK_EVENTS = [
@@ -10,6 +11,7 @@ export const WEBHOOK_EVENTS = [
   'person.enrolled',
   'person.deleted',
   'person.biometrics_revoked',
+  'webhook.test',
 ] as const;
 
 /** Events published on the bus only (never sent to webhooks). */
@@ -69,6 +71,17 @@ export const BiometricsRevokedData = z
       'erased. The person record stays; enrolling them again needs their consent again.',
   });
 
+export const WebhookTestData = z
+  .object({
+    requestedBy: z.string().openapi({ description: 'The tenant user who asked for it.' }),
+    message: z.string(),
+  })
+  .openapi('WebhookTestData', {
+    description:
+      'Sent when a tenant admin asks for a test delivery (`POST /v1/admin/webhooks/test`): check the receiver ' +
+      'verifies the signature and answers 2xx. Nothing happened in the tenant; ignore it otherwise.',
+  });
+
 export const DeletionRequestedData = z
   .object({ accountId: z.string(), deletionRequestId: z.string(), tenantIds: z.array(z.string()) })
   .openapi('DeletionRequestedData');
@@ -82,6 +95,7 @@ export const EVENT_DATA = {
   'person.enrolled': PersonEnrolledData,
   'person.deleted': PersonDeletedData,
   'person.biometrics_revoked': BiometricsRevokedData,
+  'webhook.test': WebhookTestData,
   'identity.deletion_requested': DeletionRequestedData,
 } as const satisfies Record<EventName, z.ZodType>;
 
@@ -99,6 +113,11 @@ export const WebhookPayload = z
       .openapi({ description: 'Event id: the same on every retry and on the bus; deduplicate by it.' }),
     event: EventName,
     tenantId: z.string(),
+    environment: Environment.openapi({
+      description:
+        '`sandbox` for an event of a tenant’s sandbox (caused with a `pk_test_` key or an admin’s sandbox ' +
+        'switch); its `tenantId` is the sandbox’s own id, so its bus topics are the sandbox’s too.',
+    }),
     timestamp: Timestamp,
     data: z.record(z.string(), z.unknown()),
   })

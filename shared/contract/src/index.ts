@@ -13,3 +13,4 @@ export * from './onboarding.js';
 export * from './event-guests.js';
 export * from './sync.js';
 export * from './portal.js';
+export * from './admin.js';

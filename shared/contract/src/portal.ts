@@ -17,7 +17,8 @@ export const DATA_EXPORT_TTL_SECONDS = 7 * 24 * 3600;
 export const PortalEmail = Text.trim()
   .toLowerCase()
   .pipe(z.email().max(320))
-  .openapi({ example: 'ana@example.com' });
+  // The pipe hides the e-mail check from the OpenAPI generator: state it.
+  .openapi({ format: 'email', example: 'ana@example.com' });
 
 export const MagicLinkRequest = z
   .strictObject({
@@ -95,6 +96,9 @@ export const PortalSession = z
     userAgent: z.string().nullable(),
     ip: z.string().nullable(),
     createdAt: Timestamp,
+    lastSeenAt: Timestamp.openapi({
+      description: 'Last call made with this session (updated at most once a minute).',
+    }),
     expiresAt: Timestamp,
     revokedAt: Timestamp.nullable(),
   })

@@ -57,7 +57,9 @@ export const SyncItem = z
     eventId: Id.optional(),
     guestId: Id.optional().openapi({ description: 'The guest admitted or refused, from the replica.' }),
     personId: Id.optional().openapi({ description: 'The person recognised (facial) or whose QR was read.' }),
-    method: CheckinMethod.extract(['facial', 'qr']),
+    method: CheckinMethod.extract(['facial', 'qr', 'manual']).openapi({
+      description: '`manual`: checked in by hand by staff at the device (a guest searched on the replica).',
+    }),
     outcome: CheckinOutcome,
     reason: DenialReason.nullable().default(null),
     recordedAt: Timestamp.openapi({ description: 'When the device decided (its clock).' }),
@@ -98,6 +100,17 @@ export const SyncBatchRequest = z
         description:
           `1 to ${SYNC_BATCH_MAX} \`SyncItem\`s. Each is checked on its own: a malformed item is rejected ` +
           'in its result, the others are still recorded.',
+      }),
+    queueLength: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .optional()
+      .openapi({
+        description:
+          'Check-ins the device still holds unsent besides this batch’s items: stored on the device with the ' +
+          'time of this sync and shown to tenant admins (`GET /v1/admin/stats/today`). Optional.',
       }),
   })
   .openapi('SyncBatchRequest');

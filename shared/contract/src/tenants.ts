@@ -3,19 +3,70 @@
 import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
+/**
+ * Which data a call acts on. A tenant's sandbox is a tenant of its own, linked to its live tenant:
+ * `pk_test_` keys, and admin sessions that send `x-portico-environment: sandbox`, act on it.
+ */
+export const Environment = z.enum(['live', 'sandbox']);
+export type Environment = z.infer<typeof Environment>;
+
+/** The admin session's sandbox switch: `sandbox` acts on the tenant's sandbox, `live` (or none) on live. */
+export const ENVIRONMENT_HEADER = 'x-portico-environment';
+
 export const Tenant = z
   .object({
-    id: Id,
-    slug: z
-      .string()
-      .openapi({ description: 'Used in public paths, e.g. `/v1/public/checkin/{tenantSlug}/…`.' }),
+    id: Id.openapi({
+      description:
+        'A sandbox has an id of its own (its webhooks and bus topics carry it); paths take either.',
+    }),
+    slug: z.string().openapi({
+      description:
+        'Used in public paths, e.g. `/v1/public/checkin/{tenantSlug}/…`. A sandbox answers its live tenant’s ' +
+        'slug: the same paths reach the sandbox with a sandbox credential.',
+    }),
     name: z.string(),
     status: z.enum(['active', 'suspended']),
+    environment: Environment,
+    sandboxOf: Id.nullable().openapi({ description: 'A sandbox’s live tenant; null for a live tenant.' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
   .openapi('Tenant');
 export type Tenant = z.infer<typeof Tenant>;
+
+export const Sandbox = z
+  .object({
+    tenantId: Id.openapi({
+      description: 'The sandbox’s own tenant id: its webhooks and bus topics carry it.',
+    }),
+    liveTenantId: Id,
+    createdAt: Timestamp,
+    webhookSecret: z.string().openapi({
+      description:
+        'The secret that signs the sandbox’s webhooks (`X-Service-Signature`), its own, not the live one.',
+      example: 'whsec_…',
+    }),
+  })
+  .openapi('Sandbox');
+export type Sandbox = z.infer<typeof Sandbox>;
+
+export const SandboxReset = z
+  .object({
+    tenantId: Id,
+    resetAt: Timestamp,
+    erased: z
+      .object({
+        persons: z.number().int(),
+        events: z.number().int(),
+        guests: z.number().int(),
+        checkIns: z.number().int(),
+        images: z.number().int(),
+        devices: z.number().int(),
+      })
+      .openapi({ description: 'What the reset erased (everything else of the sandbox went with it).' }),
+  })
+  .openapi('SandboxReset');
+export type SandboxReset = z.infer<typeof SandboxReset>;
 
 export const TenantPatch = z
   .strictObject({ name: Text.trim().min(1).max(200) })

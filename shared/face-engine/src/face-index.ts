@@ -98,21 +98,49 @@ class Projection {
     this.scale = 1 / Math.sqrt(size);
   }
 
-  apply(v: Float32Array, out: Float32Array): void {
+  /**
+   * The projection of `v` into `out`. The transform runs two butterfly stages per pass (the same
+   * additions in the same order as one stage at a time, so the same bits) and only the picked outputs
+   * of a last single stage are computed: 3-4 times faster than stage by stage, which is most of the
+   * cost of loading a gallery.
+   */
+  apply(v: Float32Array, offset: number, out: Float32Array): void {
     const w = this.work;
-    w.fill(0);
-    for (let i = 0; i < this.dims; i++) w[i] = v[i]! * this.signs[i]!;
-    for (let h = 1; h < w.length; h *= 2) {
-      for (let i = 0; i < w.length; i += 2 * h) {
+    const n = w.length;
+    const signs = this.signs;
+    for (let i = 0; i < this.dims; i++) w[i] = v[offset + i]! * signs[i]!;
+    if (this.dims < n) w.fill(0, this.dims);
+    let h = 1;
+    for (; 4 * h <= n; h *= 4) {
+      const h2 = 2 * h;
+      const h3 = 3 * h;
+      for (let i = 0; i < n; i += 4 * h) {
         for (let j = i; j < i + h; j++) {
-          const x = w[j]!;
-          const y = w[j + h]!;
-          w[j] = x + y;
-          w[j + h] = x - y;
+          const a = w[j]!;
+          const b = w[j + h]!;
+          const c = w[j + h2]!;
+          const d = w[j + h3]!;
+          const s0 = a + b;
+          const s1 = a - b;
+          const s2 = c + d;
+          const s3 = c - d;
+          w[j] = s0 + s2;
+          w[j + h] = s1 + s3;
+          w[j + h2] = s0 - s2;
+          w[j + h3] = s1 - s3;
         }
       }
     }
-    for (let i = 0; i < PROJECTED; i++) out[i] = w[this.picks[i]!]! * this.scale;
+    const picks = this.picks;
+    if (h < n) {
+      // One stage left (n is 2 * 4^k): only the picked coordinates.
+      for (let i = 0; i < PROJECTED; i++) {
+        const p = picks[i]!;
+        out[i] = (p < h ? w[p]! + w[p + h]! : w[p - h]! - w[p]!) * this.scale;
+      }
+    } else {
+      for (let i = 0; i < PROJECTED; i++) out[i] = w[picks[i]!]! * this.scale;
+    }
   }
 }
 
@@ -124,6 +152,8 @@ export class FaceIndex {
   private ids: string[] = [];
   private readonly rows = new Map<string, number>();
   private readonly kernel = loadKernel();
+  /** The kernel's memory as bytes (the int8 templates live there), replaced when it grows. */
+  private mat = new Int8Array(0);
   private readonly projected = new Float32Array(PROJECTED);
   /** A template's cohort statistics and the index size they were measured at (see calibrate). */
   private readonly templateStats = new Map<string, { stats: CohortStats; size: number }>();
@@ -163,11 +193,22 @@ export class FaceIndex {
     const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
     const base = row * this.dims;
     for (let i = 0; i < this.dims; i++) this.vectors[base + i] = embedding[i]! * inv;
-    this.project(this.vectors.subarray(base, base + this.dims));
-    const q = new Int8Array(this.kernel.memory.buffer, this.matOffset + row * PROJECTED, PROJECTED);
+    this.projection.apply(this.vectors, base, this.projected);
+    const mat = this.mat;
+    const at = this.matOffset + row * PROJECTED;
     const scale = 127 / RANGE_I8;
     for (let i = 0; i < PROJECTED; i++)
-      q[i] = Math.max(-127, Math.min(127, Math.round(this.projected[i]! * scale)));
+      mat[at + i] = Math.max(-127, Math.min(127, Math.round(this.projected[i]! * scale)));
+  }
+
+  /**
+   * The stored templates, L2-normalised, in row order (e.g. to write them to disk without keeping a
+   * second copy). Each vector is a view on the index's storage, valid until the index next changes.
+   */
+  *entries(): IterableIterator<[string, Float32Array]> {
+    for (let row = 0; row < this.ids.length; row++) {
+      yield [this.ids[row]!, this.vectors.subarray(row * this.dims, (row + 1) * this.dims)];
+    }
   }
 
   /** Removes a template; the last row moves into the hole so storage stays dense. */
@@ -179,8 +220,7 @@ export class FaceIndex {
     if (row !== last) {
       const lastId = this.ids[last]!;
       this.vectors.copyWithin(row * this.dims, last * this.dims, (last + 1) * this.dims);
-      const mem = new Int8Array(this.kernel.memory.buffer);
-      mem.copyWithin(
+      this.mat.copyWithin(
         this.matOffset + row * PROJECTED,
         this.matOffset + last * PROJECTED,
         this.matOffset + (last + 1) * PROJECTED,
@@ -294,14 +334,12 @@ export class FaceIndex {
     const needed = QUERY_BYTES + capacity * (PROJECTED + 4);
     const have = this.kernel.memory.buffer.byteLength;
     if (needed > have) this.kernel.memory.grow(Math.ceil((needed - have) / WASM_PAGE));
-  }
-
-  private project(v: Float32Array): void {
-    this.projection.apply(v, this.projected);
+    // Growing the memory replaces its buffer.
+    this.mat = new Int8Array(this.kernel.memory.buffer);
   }
 
   private candidates(unit: Float32Array, count: number): number[] {
-    this.project(unit);
+    this.projection.apply(unit, 0, this.projected);
     const buffer = this.kernel.memory.buffer;
     const q = new Int16Array(buffer, 0, PROJECTED);
     const scale = 32767 / RANGE_I16;

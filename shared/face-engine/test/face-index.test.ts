@@ -60,6 +60,24 @@ describe('FaceIndex', () => {
     ).toEqual(['p5', 'p6']);
   });
 
+  it('lists its templates normalised under their ids, after removals and replacements', () => {
+    const next = generator(11);
+    const index = new FaceIndex({ initialCapacity: 16 });
+    const vectors = Array.from({ length: 20 }, () => synthetic(next).map((x) => x * 3));
+    vectors.forEach((v, i) => index.add(`p${i}`, v));
+    index.remove('p4');
+    index.add('p7', vectors[8]!);
+    const listed = new Map([...index.entries()].map(([id, v]) => [id, Float32Array.from(v)]));
+    expect(listed.size).toBe(19);
+    expect(listed.has('p4')).toBe(false);
+    expect(cosineSimilarity(listed.get('p7')!, vectors[8]!)).toBeCloseTo(1, 5);
+    for (const [id, v] of listed) {
+      if (id === 'p7') continue;
+      expect(cosineSimilarity(v, vectors[Number(id.slice(1))]!)).toBeCloseTo(1, 5);
+      expect(Math.hypot(...v)).toBeCloseTo(1, 5);
+    }
+  });
+
   it('returns exact cosine scores in descending order, and nothing from an empty index', () => {
     const next = generator(11);
     const index = new FaceIndex();

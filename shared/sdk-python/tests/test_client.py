@@ -158,6 +158,7 @@ class ClientTest(unittest.TestCase):
             event = construct_webhook_event(raw, signature, secret)
             self.assertEqual(event["event"], "person.enrolled")
             self.assertEqual(event["tenantId"], ENV["PORTICO_TENANT_ID"])
+            self.assertEqual(event["environment"], "live")
 
             tampered = raw.replace(b'"person.enrolled"', b'"person.deleted"')
             self.assertNotEqual(tampered, raw)

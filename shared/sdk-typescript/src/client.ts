@@ -1,6 +1,7 @@
 // The Portico client: the generated, typed openapi-fetch client (`api`) over the SDK's transport,
 // with the credentials of an integrator (API key), of an admin (a session renewed from its refresh
 // cookie when the 15-minute access token runs out) or of an edge device (secret and device token).
+import type { Environment } from '@portico/contract';
 import createClient, { type Client } from 'openapi-fetch';
 import { ok } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
@@ -19,6 +20,11 @@ export interface PorticoOptions {
   apiKey?: string;
   /** An admin access token already held (otherwise `login`). */
   accessToken?: string;
+  /**
+   * `sandbox`: an admin session acts on the tenant's sandbox (sent as `x-portico-environment`). A
+   * `pk_test_` key acts on it by itself; naming the other environment than a key's is refused (400).
+   */
+  environment?: Environment;
   /** An edge device: the platform's `x-internal-secret` and the device's own `x-device-token`. */
   device?: { internalSecret: string; token: string };
   retry?: RetryOptions;
@@ -53,8 +59,10 @@ export function createPortico(options: PorticoOptions): Portico {
     headers(url) {
       const headers: Record<string, string> = {};
       const token = session.accessToken ?? options.apiKey;
-      if (token) headers.authorization = `Bearer ${token}`;
-      else if (options.device) {
+      if (token) {
+        headers.authorization = `Bearer ${token}`;
+        if (options.environment) headers['x-portico-environment'] = options.environment;
+      } else if (options.device) {
         headers['x-internal-secret'] = options.device.internalSecret;
         headers['x-device-token'] = options.device.token;
       }

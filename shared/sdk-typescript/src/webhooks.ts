@@ -2,13 +2,20 @@
 // with the tenant's webhook secret; during a secret rotation it carries two, comma-separated. WebCrypto
 // so the same code runs in Node 20+, browsers and edge runtimes; `subtle.verify` compares in constant
 // time.
-import type { EventData, EventName } from '@portico/contract';
+import type { Environment, EventData, EventName } from '@portico/contract';
 
 export const SIGNATURE_HEADER = 'x-service-signature';
 
-/** A webhook body (and bus message): `data` typed by `event`. */
+/** A webhook body (and bus message): `data` typed by `event`; `environment` says live or sandbox. */
 export type PorticoEvent = {
-  [N in EventName]: { id: string; event: N; tenantId: string; timestamp: string; data: EventData<N> };
+  [N in EventName]: {
+    id: string;
+    event: N;
+    tenantId: string;
+    environment: Environment;
+    timestamp: string;
+    data: EventData<N>;
+  };
 }[EventName];
 
 export class WebhookSignatureError extends Error {

@@ -4,12 +4,12 @@ import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../../../cloud/test/support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
 import { newTenant, TestClock } from '../../../cloud/test/support/identity.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'index.ts');
 
 describe('@portico/sdk in Chromium', () => {
@@ -30,19 +30,7 @@ describe('@portico/sdk in Chromium', () => {
       target: 'es2022',
       write: false,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     // The page and the bundle are served at the service's origin (an app the integrator hosts there).
     await page.route(`${t.url}/sdk-test/**`, (route) =>

@@ -194,6 +194,27 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
     expect(admin.accessToken).not.toBe(first);
   });
 
+  it("acts on the tenant's sandbox with environment: 'sandbox', apart from live", async () => {
+    const switched = createPortico({ baseUrl: t.url, environment: 'sandbox' });
+    await switched.login(tenant.adminEmail, tenant.adminPassword);
+    const person = ok(
+      await switched.api.POST('/v1/persons', { body: { name: 'Sandy Box', document: 'SB-1' } }),
+    );
+    const app = ok(
+      await admin.api.POST('/v1/applications', { body: { name: 'sdk sandbox', environment: 'sandbox' } }),
+    );
+    const testKey = createPortico({ baseUrl: t.url, apiKey: app.apiKey.key });
+    const byTestKey = ok(await testKey.api.GET('/v1/persons/{id}', { params: { path: { id: person.id } } }));
+    expect(byTestKey.name).toBe('Sandy Box');
+    const byLiveKey = await integrator().api.GET('/v1/persons/{id}', { params: { path: { id: person.id } } });
+    expect(byLiveKey.response.status).toBe(404);
+    const sandbox = ok(
+      await switched.api.GET('/v1/tenants/{id}', { params: { path: { id: tenant.tenantId } } }),
+    );
+    expect(sandbox).toMatchObject({ environment: 'sandbox', sandboxOf: tenant.tenantId });
+    expect(sandbox.id).not.toBe(tenant.tenantId);
+  });
+
   it("calls device routes with an edge device's secret and token", async () => {
     const registered = ok(await admin.api.POST('/v1/devices', { body: { name: 'sdk door' } }));
     const device = createPortico({

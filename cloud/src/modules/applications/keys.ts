@@ -78,6 +78,7 @@ export async function authenticateApiKey(
   return {
     kind: 'apiKey',
     tenantId: row.tenantId,
+    liveTenantId: row.tenantId,
     applicationId: row.applicationId,
     keyId: row.id,
     environment: row.application.environment as Environment,

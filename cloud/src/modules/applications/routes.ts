@@ -31,7 +31,8 @@ const SCOPES =
 function contextOf(actor: ActorOf<'adminSession'>, req: Request, res: Response): AdminContext {
   requireManager(actor);
   return {
-    tenantId: actor.tenantId,
+    // Applications and keys belong to the live tenant, whichever environment the session is switched to.
+    tenantId: actor.liveTenantId,
     userId: actor.userId,
     ip: requestMeta(req, res).ip,
     requestId: requestMeta(req, res).requestId,

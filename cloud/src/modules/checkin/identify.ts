@@ -106,7 +106,11 @@ export function createIdentify(
     input: IdentifyInput,
     meta: RequestMeta,
   ) {
-    const tenant = await tenantBySlug(deps.db, tenantSlug);
+    const tenant = await tenantBySlug(
+      deps.db,
+      tenantSlug,
+      actor.kind === 'apiKey' ? actor.tenantId : undefined,
+    );
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
     const { settings } = tenant;
     // A server holding the tenant's API key may skip the nonce (the contract's quick-start sends none):

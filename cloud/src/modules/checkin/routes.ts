@@ -76,7 +76,8 @@ export function checkinRoutes(deps: AppDeps) {
       description:
         'Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame ' +
         'to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
-        'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`.',
+        'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a ' +
+        '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.',
       tag: TAG,
       auth: ['public', 'apiKey', 'device'],
       scope: 'checkin',
@@ -86,10 +87,14 @@ export function checkinRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no active tenant has this slug' },
         RATE_LIMIT_ERROR,
       ],
-      handler: async ({ params, req, res }) => {
+      handler: async ({ params, actor, req, res }) => {
         const meta = requestMeta(req, res);
         await limitClient('challenge', meta.ip);
-        const tenant = await tenantBySlug(deps.db, params.tenantSlug);
+        const tenant = await tenantBySlug(
+          deps.db,
+          params.tenantSlug,
+          actor.kind === 'public' ? undefined : actor.tenantId,
+        );
         const { nonce, expiresAt } = await nonces.issue(tenant.id);
         return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge: 'passive' } };
       },
@@ -116,7 +121,10 @@ export function checkinRoutes(deps: AppDeps) {
         'liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up ' +
         'without a nonce is replay protection, so a server relaying frames from its own cameras should fetch ' +
         'a challenge per frame. A nonce that is sent is always checked.\n\n' +
-        'Limits: 120 calls a minute per client address, 1,200 per tenant.',
+        'Limits: 120 calls a minute per client address, 1,200 per tenant.\n\n' +
+        '**Sandbox**: with a `pk_test_` key the same slug identifies among the tenant’s sandbox’s persons and ' +
+        'records the check-in there (its webhook says `environment: "sandbox"`); without credentials a slug is ' +
+        'the live tenant’s. The sandbox has its own 1,200 a minute.',
       tag: TAG,
       auth: ['public', 'apiKey'],
       scope: 'checkin',
@@ -145,8 +153,10 @@ export function checkinRoutes(deps: AppDeps) {
         const meta = requestMeta(req, res);
         // Both limits are counted (in one statement) before the tenant is looked up, so unknown slugs
         // cannot be probed at full speed either.
+        // A sandbox counts apart: testing must not use up the live tenant's budget.
+        const environment = actor.kind === 'apiKey' ? actor.environment : 'live';
         await limitClient('identify', meta.ip, {
-          key: `checkin:identify:tenant:${params.tenantSlug}`,
+          key: `checkin:identify:tenant:${params.tenantSlug}${environment === 'sandbox' ? ':sandbox' : ''}`,
           rule: PER_TENANT,
         });
         return {

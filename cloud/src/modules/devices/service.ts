@@ -87,6 +87,14 @@ export function createDeviceService(deps: Pick<AppDeps, 'db' | 'clock'>) {
       });
     },
 
+    /** A sync batch arrived: its time, and the queue length the device reported (kept when not sent). */
+    async recordSync(actor: ActorOf<'device'>, queueLength: number | undefined) {
+      await prisma.device.updateMany({
+        where: { id: actor.deviceId, tenantId: actor.tenantId },
+        data: { lastSyncAt: deps.clock.now(), ...(queueLength !== undefined && { queueLength }) },
+      });
+    },
+
     /** The device and tenant of a token (401 `invalid_token` when unknown, revoked or its tenant is not active). */
     async verify(token: string): Promise<ActorOf<'device'>> {
       const match = /^pdt_([0-9a-f-]{36})\.[A-Za-z0-9_-]{43}$/.exec(token);

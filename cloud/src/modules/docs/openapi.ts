@@ -6,12 +6,19 @@ export function registerSecuritySchemes(registry: OpenAPIRegistry): void {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'Access token of a tenant user, from `POST /v1/auth/login`.',
+    description:
+      'Access token of a tenant user, from `POST /v1/auth/login`. Sandbox switch: with the header ' +
+      '`x-portico-environment: sandbox` the call acts on the tenant’s sandbox (the same paths; applications ' +
+      'and API keys stay the live tenant’s); `live` or no header acts on live; any other value is 400 ' +
+      '`validation_failed`.',
   });
   registry.registerComponent('securitySchemes', 'apiKey', {
     type: 'http',
     scheme: 'bearer',
-    description: 'Integrator API key (`pk_live_…` or `pk_test_…`), issued with an application.',
+    description:
+      'Integrator API key, issued with an application: `pk_live_…` acts on the live tenant, `pk_test_…` on ' +
+      'its sandbox (a tenant of its own, same paths). An `x-portico-environment` header naming the other ' +
+      'environment is 400 `validation_failed`.',
   });
   registry.registerComponent('securitySchemes', 'portalJwt', {
     type: 'http',
@@ -45,8 +52,21 @@ export function generateOpenApi(registry: OpenAPIRegistry, serverUrl: string) {
       version: '1.0.0',
       description:
         'Multi-tenant identity registration and facial check-in. Every error is `application/problem+json` ' +
-        'with a stable `code`; every timestamp is ISO 8601 UTC with milliseconds.',
+        'with a stable `code`; every timestamp is ISO 8601 UTC with milliseconds.\n\n' +
+        '**Sandbox**: every tenant has a sandbox with the same paths, served by this same base URL. ' +
+        '`pk_test_` keys act on it, and so do admin sessions that send `x-portico-environment: sandbox`. Its ' +
+        'data is apart from live (either way), its webhooks and bus messages say `environment: "sandbox"` and ' +
+        'carry its own tenant id; `GET /v1/tenants/{id}/sandbox` and `POST /v1/tenants/{id}/sandbox/reset` ' +
+        'show and erase it.',
     },
     servers: [{ url: serverUrl }],
+    tags: [
+      {
+        name: 'admin',
+        description:
+          'Admin-only additions, not in the service contract: the read routes and actions behind the tenant ' +
+          'admin console (`/console`). Session JWT of a tenant user only; API keys are refused.',
+      },
+    ],
   });
 }

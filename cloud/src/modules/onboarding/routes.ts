@@ -162,19 +162,23 @@ export function onboardingRoutes(deps: AppDeps) {
       summary: 'Enroll (or re-enroll) a person’s face',
       description:
         'Authorised by `enrollment_token` bound to `personId` (single use: consumed on success, kept on ' +
-        'failure so the person can retry) or by an integrator API key of the person’s tenant (scope ' +
-        '`persons:write`). Re-enrollment ' +
+        'failure so the person can retry), by an integrator API key of the person’s tenant (scope ' +
+        '`persons:write`) or by an admin session of that tenant (owner or admin: the console). Re-enrollment ' +
         'replaces the template. Stores the template and the image encrypted and emits `person.enrolled`. ' +
         `Token calls are limited to 30 per 10 minutes per client address. ${QUALITY}`,
       tag: TAG,
-      auth: ['public', 'apiKey'],
+      auth: ['public', 'apiKey', 'adminSession'],
       scope: 'persons:write',
       body: EnrollRequest,
       responses: { 200: { description: 'Enrolled', schema: EnrollResult } },
       errors: [
         ...AGE_ERRORS,
         ...FACE_ERRORS,
-        { status: 401, code: 'unauthorized', description: 'neither an enrollment_token nor an API key' },
+        {
+          status: 401,
+          code: 'unauthorized',
+          description: 'neither an enrollment_token nor an API key or admin session',
+        },
         { status: 400, code: 'invalid_token', description: 'token already used or bound to another person' },
         { status: 400, code: 'token_expired', description: 'the token has expired' },
         { status: 404, code: 'not_found', description: 'unknown token, or no such person in the tenant' },

@@ -33,7 +33,7 @@ export const PUBLIC_LIMITS = {
   enroll: { limit: 30, windowMs: 10 * 60_000 },
 } satisfies Record<string, RateLimitRule>;
 
-export type EnrollCaller = ActorOf<'apiKey'> | ActorOf<'public'>;
+export type EnrollCaller = ActorOf<'apiKey'> | ActorOf<'adminSession'> | ActorOf<'public'>;
 
 export function createOnboardingService(
   deps: Pick<
@@ -164,8 +164,8 @@ export function createOnboardingService(
     },
 
     /**
-     * Authorised by an enrollment token bound to `personId` (consumed on success) or by an API key of
-     * the person's tenant. Re-enrollment replaces the template and the enrollment image.
+     * Authorised by an enrollment token bound to `personId` (consumed on success), by an API key of the
+     * person's tenant or by an admin session of it. Re-enrollment replaces the template and the image.
      */
     async enroll(caller: EnrollCaller, input: EnrollRequest, meta: RequestMeta): Promise<EnrollResult> {
       const now = deps.clock.now();
@@ -176,18 +176,23 @@ export function createOnboardingService(
         const row = await usableToken(prisma, input.enrollment_token, now);
         if (
           row.personId !== input.personId ||
-          (caller.kind === 'apiKey' && caller.tenantId !== row.tenantId)
+          (caller.kind !== 'public' && caller.tenantId !== row.tenantId)
         ) {
           throw new AppError(400, 'invalid_token', 'This enrollment token is not for this person');
         }
         tenantId = row.tenantId;
         tokenId = row.id;
-      } else if (caller.kind === 'apiKey') {
+      } else if (caller.kind !== 'public') {
         tenantId = caller.tenantId;
       } else {
-        throw new AppError(401, 'unauthorized', 'Send an enrollment_token or an integrator API key', {
-          headers: { 'WWW-Authenticate': 'Bearer' },
-        });
+        throw new AppError(
+          401,
+          'unauthorized',
+          'Send an enrollment_token, an integrator API key or an admin session',
+          {
+            headers: { 'WWW-Authenticate': 'Bearer' },
+          },
+        );
       }
       const person = await prisma.person.findFirst({ where: { id: input.personId, tenantId } });
       if (!person) throw notFound('Person');

@@ -8,7 +8,7 @@ import {
   type TenantSettings,
   type WebhookPayload,
 } from '@portico/contract';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { insertRow, jsonb, oneStatement } from '../../infra/db/statements.js';
 import { getTenantSettings } from '../tenants/service.js';
@@ -55,19 +55,23 @@ export function eventInserts<N extends EventName>(
   settings: Pick<TenantSettings, 'webhookUrl'>,
 ): { emitted: EmittedEvent; inserts: Prisma.Sql[] } {
   const id = newId();
-  const payload: WebhookPayload = {
+  const payload: Omit<WebhookPayload, 'environment'> = {
     id,
     event: event.name,
     tenantId: event.tenantId,
     timestamp: event.at.toISOString(),
     data: EVENT_DATA[event.name].parse(event.data) as Record<string, unknown>,
   };
+  // The environment is the tenant's (a sandbox is a tenant linked to its live one), read in the same
+  // statement so that no caller has to know it.
+  const environment = Prisma.sql`(SELECT CASE WHEN sandbox_of_id IS NULL THEN 'live' ELSE 'sandbox' END
+    FROM tenants WHERE id = ${event.tenantId})`;
   const inserts = [
     insertRow('outbox_events', {
       id,
       tenant_id: event.tenantId,
       name: event.name,
-      payload: jsonb(payload),
+      payload: Prisma.sql`${jsonb(payload)} || jsonb_build_object('environment', ${environment})`,
       occurred_at: event.at,
       bus_next_attempt_at: event.at,
     }),

@@ -6,21 +6,9 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { Router, type Response } from 'express';
+import { PAGE_CSP } from '../../http/page-csp.js';
 
 const ASSETS = fileURLToPath(new URL('./assets/', import.meta.url));
-
-/** Scripts and styles from this origin only; images also from https (event logos) and the camera's blobs. */
-const CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob: https:",
-  "media-src 'self' blob:",
-  "connect-src 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-].join('; ');
 
 const PAGES = {
   portal: 'portal.js',
@@ -30,7 +18,7 @@ const PAGES = {
 } as const;
 
 function sendPage(res: Response, page: keyof typeof PAGES): void {
-  res.setHeader('content-security-policy', CSP);
+  res.setHeader('content-security-policy', PAGE_CSP);
   res.setHeader('cache-control', 'no-store');
   res.type('html').send(`<!doctype html>
 <html lang="en">

@@ -195,8 +195,14 @@ export function createPortalService(deps: Deps) {
           },
           data: { portalAccountId: null },
         });
+        // Live tenants only: a sandbox's persons are test data, never shown, exported or revoked here
+        // (a deletion request still erases them: privacy/service.ts matches by address everywhere).
         await tx.person.updateMany({
-          where: { email: { equals: account.email, mode: 'insensitive' }, anonymisedAt: null },
+          where: {
+            email: { equals: account.email, mode: 'insensitive' },
+            anonymisedAt: null,
+            tenant: { sandboxOfId: null },
+          },
           data: { portalAccountId: account.id },
         });
         const created = await tx.portalSession.create({
@@ -309,6 +315,7 @@ export function createPortalService(deps: Deps) {
           userAgent: s.userAgent,
           ip: s.ip,
           createdAt: s.createdAt.toISOString(),
+          lastSeenAt: s.lastSeenAt.toISOString(),
           expiresAt: s.expiresAt.toISOString(),
           revokedAt: s.revokedAt?.toISOString() ?? null,
         })),

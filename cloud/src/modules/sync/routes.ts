@@ -9,6 +9,7 @@ import {
 import type { AppDeps } from '../../deps.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
+import { createDeviceService } from '../devices/service.js';
 import { createSyncService } from './service.js';
 
 const TAG = 'Sync';
@@ -19,6 +20,7 @@ const DEVICE_ONLY =
 
 export function syncRoutes(deps: AppDeps) {
   const sync = createSyncService(deps);
+  const devices = createDeviceService(deps);
   return [
     defineRoute({
       method: 'post',
@@ -34,15 +36,17 @@ export function syncRoutes(deps: AppDeps) {
         'method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Accepted ' +
         'items emit the same webhooks and bus messages as online check-ins, with `offline: true`, ' +
         '`recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are ' +
-        'uploaded and recorded too.',
+        'uploaded and recorded too. The device’s `lastSyncAt` and, when sent, its `queueLength` are stored ' +
+        'for the admin console.',
       tag: TAG,
       auth: ['device'],
       body: SyncBatchRequest,
       responses: { 200: { description: 'One result per item', schema: SyncBatchResult } },
-      handler: async ({ actor, body, req, res }) => ({
-        status: 200,
-        body: await sync.batch(actor, body.items, requestMeta(req, res)),
-      }),
+      handler: async ({ actor, body, req, res }) => {
+        const results = await sync.batch(actor, body.items, requestMeta(req, res));
+        await devices.recordSync(actor, body.queueLength);
+        return { status: 200, body: results };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -27,6 +27,7 @@ export function contextOf(
   return {
     actor: {
       tenantId: actor.tenantId,
+      liveTenantId: actor.liveTenantId,
       kind: actor.kind,
       userId: actor.kind === 'adminSession' ? actor.userId : actor.keyId,
     },
@@ -52,7 +53,9 @@ export function tenantRoutes(deps: AppDeps) {
       operationId: 'getTenant',
       summary: 'The caller’s tenant',
       description:
-        'Only the caller’s own tenant; any other id is 404. Admin session or API key (scope `tenant:read`).',
+        'Only the caller’s own tenant; any other id is 404. Admin session or API key (scope `tenant:read`). ' +
+        'A sandbox caller naming its live tenant’s id gets the sandbox (`environment: "sandbox"`, its own ' +
+        '`id`, `sandboxOf` the live id).',
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
       scope: 'tenant:read',

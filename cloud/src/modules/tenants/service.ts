@@ -20,18 +20,29 @@ export async function getTenantSettings(
   return tenantSettingsOf(tenant.settings);
 }
 
-/** The active tenant of a public path, with its effective settings (one read). */
-export async function tenantBySlug(db: Db, slug: string) {
-  const tenant = await db.prisma.tenant.findUnique({
-    where: { slug },
-    select: { id: true, status: true, settings: true, faceModelId: true },
+/**
+ * The active tenant a public path's slug names, with its effective settings (one read): the live
+ * tenant; for a caller of that tenant's sandbox (a `pk_test_` key, a sandbox's device), the sandbox, so
+ * the same paths serve both. Without a sandbox credential a slug reaches the live tenant only.
+ */
+export async function tenantBySlug(db: Db, slug: string, callerTenantId?: string) {
+  const rows = await db.prisma.tenant.findMany({
+    where: {
+      OR: [
+        { slug, sandboxOfId: null },
+        ...(callerTenantId ? [{ id: callerTenantId, sandboxOf: { is: { slug } } }] : []),
+      ],
+    },
+    select: { id: true, status: true, settings: true, faceModelId: true, sandboxOfId: true },
   });
+  const tenant = rows.find((t) => t.sandboxOfId !== null) ?? rows[0];
   if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
   return { id: tenant.id, settings: tenantSettingsOf(tenant.settings), faceModelId: tenant.faceModelId };
 }
 
 export interface TenantContext {
-  actor: { tenantId: string; userId?: string; kind: AuditEntry['actorType'] };
+  /** `tenantId` is the tenant acted on (a sandbox for a sandbox call), `liveTenantId` the credential's. */
+  actor: { tenantId: string; liveTenantId: string; userId?: string; kind: AuditEntry['actorType'] };
   ip: string | null;
   requestId: string | null;
 }
@@ -39,14 +50,18 @@ export interface TenantContext {
 export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boolean }) {
   const { prisma } = deps.db;
 
-  /** Another tenant's id is 404, exactly like an id that does not exist. */
-  function ownId(ctx: TenantContext, id: string): void {
-    if (id !== ctx.actor.tenantId) throw notFound('Tenant');
+  /**
+   * The tenant a path's id names for the caller: its own. A sandbox caller naming its live tenant gets
+   * its sandbox (the same paths serve both). Another tenant's id is 404, exactly like an id that does
+   * not exist.
+   */
+  function ownId(ctx: TenantContext, id: string): string {
+    if (id !== ctx.actor.tenantId && id !== ctx.actor.liveTenantId) throw notFound('Tenant');
+    return ctx.actor.tenantId;
   }
 
-  async function ownTenant(ctx: TenantContext, id: string): Promise<Tenant> {
-    ownId(ctx, id);
-    const tenant = await prisma.tenant.findUnique({ where: { id } });
+  async function ownTenant(ctx: TenantContext, id: string) {
+    const tenant = await prisma.tenant.findUnique({ where: { id: ownId(ctx, id) }, include: LIVE_SLUG });
     if (!tenant) throw notFound('Tenant');
     return tenant;
   }
@@ -69,11 +84,12 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
     },
 
     async update(ctx: TenantContext, id: string, patch: { name?: string | undefined }): Promise<TenantWire> {
-      ownId(ctx, id);
+      const tenantId = ownId(ctx, id);
       return prisma.$transaction(async (tx) => {
         const updated = await tx.tenant.update({
-          where: { id },
+          where: { id: tenantId },
           data: { ...(patch.name ? { name: patch.name } : {}) },
+          include: LIVE_SLUG,
         });
         await recordAudit(tx, audit(ctx, 'tenant.updated', { fields: Object.keys(patch) }));
         return toTenantWire(updated);
@@ -93,11 +109,11 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
         const check = checkWebhookUrl(patch.webhookUrl, { allowPrivate: deps.allowPrivateWebhookUrls });
         if (!check.ok) throw invalidFields([{ path: 'body.webhookUrl', message: check.reason }]);
       }
-      ownId(ctx, id);
+      const tenantId = ownId(ctx, id);
       return prisma.$transaction(async (tx) => {
         // Read inside the transaction, locked, so two concurrent patches of different fields both land.
         const rows = await tx.$queryRaw<{ settings: Prisma.JsonValue }[]>`
-          SELECT settings FROM tenants WHERE id = ${id} FOR UPDATE`;
+          SELECT settings FROM tenants WHERE id = ${tenantId} FOR UPDATE`;
         if (!rows[0]) throw notFound('Tenant');
         const stored = (rows[0].settings ?? {}) as Record<string, unknown>;
         const next: Record<string, unknown> = { ...stored };
@@ -109,7 +125,10 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
               : value;
         }
         const effective = tenantSettingsOf(next as Prisma.JsonValue);
-        await tx.tenant.update({ where: { id }, data: { settings: next as Prisma.InputJsonObject } });
+        await tx.tenant.update({
+          where: { id: tenantId },
+          data: { settings: next as Prisma.InputJsonObject },
+        });
         // Changed field names and their new values: settings hold no secrets.
         await recordAudit(
           tx,
@@ -121,12 +140,17 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
   };
 }
 
-export function toTenantWire(t: Tenant): TenantWire {
+/** A sandbox answers its live tenant's slug: the one its public paths take. */
+const LIVE_SLUG = { sandboxOf: { select: { slug: true } } } as const;
+
+export function toTenantWire(t: Tenant & { sandboxOf: { slug: string } | null }): TenantWire {
   return {
     id: t.id,
-    slug: t.slug,
+    slug: t.sandboxOf?.slug ?? t.slug,
     name: t.name,
     status: t.status as TenantWire['status'],
+    environment: t.sandboxOfId ? 'sandbox' : 'live',
+    sandboxOf: t.sandboxOfId,
     createdAt: t.createdAt.toISOString(),
     updatedAt: t.updatedAt.toISOString(),
   };

@@ -39,8 +39,8 @@ export function signWebhook(rawBody: string, secret: string): string {
 
 /** The exact bytes sent (and signed): fields in the contract's order. */
 export function webhookBody(payload: WebhookPayload): string {
-  const { id, event, tenantId, timestamp, data } = payload;
-  return JSON.stringify({ id, event, tenantId, timestamp, data });
+  const { id, event, tenantId, environment, timestamp, data } = payload;
+  return JSON.stringify({ id, event, tenantId, environment, timestamp, data });
 }
 
 interface ClaimedRow {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Generic, List, NotRequired, Optional, TypedDict, TypeVar
+from typing import Any, Dict, Generic, List, Literal, NotRequired, Optional, TypedDict, TypeVar
 
 T = TypeVar("T")
 
@@ -56,10 +56,12 @@ class Page(TypedDict, Generic[T]):
 
 
 class WebhookEvent(TypedDict):
-    """A webhook body (and bus message): ``data`` depends on ``event``."""
+    """A webhook body (and bus message): ``data`` depends on ``event``; ``environment`` is
+    ``"live"`` or ``"sandbox"`` (an event of the tenant's sandbox, whose ``tenantId`` is its own)."""
 
     id: str
     event: str
     tenantId: str
+    environment: Literal["live", "sandbox"]
     timestamp: str
     data: Dict[str, Any]

@@ -350,7 +350,7 @@ export interface paths {
     };
     /**
      * The caller’s tenant
-     * @description Only the caller’s own tenant; any other id is 404. Admin session or API key (scope `tenant:read`).
+     * @description Only the caller’s own tenant; any other id is 404. Admin session or API key (scope `tenant:read`). A sandbox caller naming its live tenant’s id gets the sandbox (`environment: "sandbox"`, its own `id`, `sandboxOf` the live id).
      */
     get: operations['getTenant'];
     put?: never;
@@ -387,6 +387,48 @@ export interface paths {
      * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (calibrated match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     patch: operations['updateTenantSettings'];
+    trace?: never;
+  };
+  '/v1/tenants/{id}/sandbox': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant’s sandbox and its webhook secret
+     * @description A tenant’s sandbox is a tenant of its own, linked to its live tenant and made on first use: `pk_test_` keys act on it, and so does an admin session that sends `x-portico-environment: sandbox`, on the same paths (a path naming the live tenant’s id or slug reaches the sandbox). It starts with a copy of the live tenant’s settings (`webhookUrl` included; change them with a sandbox credential) and none of its data; its webhooks are signed with a secret of its own and say `environment: "sandbox"`.
+     *
+     *     Answers the sandbox’s own tenant id (its webhooks’ `tenantId` and its bus topics `portico/v1/tenants/{sandboxTenantId}/…`) and the secret that signs its webhooks; makes the sandbox if it does not exist yet. `id` is the live tenant’s id (or the sandbox’s). An owner or admin session (the secret is shown to them only; each reading is audited as `sandbox.webhook_secret.read`).
+     */
+    get: operations['getSandbox'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/tenants/{id}/sandbox/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Erase the sandbox’s data
+     * @description Erases everything made in the tenant’s sandbox: persons with their face templates and images (the encrypted files too), events, guests, check-ins, QR and enrollment tokens, devices, pending webhooks and bus messages, the sandbox’s audit trail. Its tenant id, settings and webhook secret stay, so integrations keep working; applications and keys are the live tenant’s and are not touched. Live data is never touched. A call in flight in the sandbox while it is reset may answer 409 `conflict` (retry it). Audited in the live tenant as `sandbox.reset`. `id` is the live tenant’s id (or the sandbox’s). An owner or admin session.
+     */
+    post: operations['resetSandbox'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/v1/persons': {
@@ -612,7 +654,7 @@ export interface paths {
     put?: never;
     /**
      * Enroll (or re-enroll) a person’s face
-     * @description Authorised by `enrollment_token` bound to `personId` (single use: consumed on success, kept on failure so the person can retry) or by an integrator API key of the person’s tenant (scope `persons:write`). Re-enrollment replaces the template. Stores the template and the image encrypted and emits `person.enrolled`. Token calls are limited to 30 per 10 minutes per client address. Quality (0.0–1.0) is a weighted geometric mean of detector confidence, face size (eye distance), sharpness, exposure and pose, so one bad factor pulls it down: a sharp, frontal, well-lit face with at least ~40 px between the eyes scores above the default level 0.5; blurred, dark or tiny faces score below.
+     * @description Authorised by `enrollment_token` bound to `personId` (single use: consumed on success, kept on failure so the person can retry), by an integrator API key of the person’s tenant (scope `persons:write`) or by an admin session of that tenant (owner or admin: the console). Re-enrollment replaces the template. Stores the template and the image encrypted and emits `person.enrolled`. Token calls are limited to 30 per 10 minutes per client address. Quality (0.0–1.0) is a weighted geometric mean of detector confidence, face size (eye distance), sharpness, exposure and pose, so one bad factor pulls it down: a sharp, frontal, well-lit face with at least ~40 px between the eyes scores above the default level 0.5; blurred, dark or tiny faces score below.
      */
     post: operations['enrollFace'];
     delete?: never;
@@ -630,7 +672,7 @@ export interface paths {
     };
     /**
      * Get a single-use liveness nonce
-     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`.
+     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.
      */
     get: operations['checkinLivenessChallenge'];
     put?: never;
@@ -659,6 +701,8 @@ export interface paths {
      *     An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a server, and the nonce guards against replaying a captured frame through a public kiosk. Passive liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up without a nonce is replay protection, so a server relaying frames from its own cameras should fetch a challenge per frame. A nonce that is sent is always checked.
      *
      *     Limits: 120 calls a minute per client address, 1,200 per tenant.
+     *
+     *     **Sandbox**: with a `pk_test_` key the same slug identifies among the tenant’s sandbox’s persons and records the check-in there (its webhook says `environment: "sandbox"`); without credentials a slug is the live tenant’s. The sandbox has its own 1,200 a minute.
      */
     post: operations['checkinIdentify'];
     delete?: never;
@@ -1112,7 +1156,7 @@ export interface paths {
     put?: never;
     /**
      * Upload check-ins a device decided offline
-     * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. Up to 500 `SyncItem`s, each answered on its own, in order: `accepted` (recorded now, with the device’s `clientId` as check-in id and its `recordedAt` as occurrence time), `duplicate` (that `clientId` was recorded before: nothing new, the first answer again) or `rejected` with a `code`; a bad item never drops the good ones. The device’s outcome is the fact: the event rules are re-checked and disagreements become `flags` (closed event, full, method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Accepted items emit the same webhooks and bus messages as online check-ins, with `offline: true`, `recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are uploaded and recorded too.
+     * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. Up to 500 `SyncItem`s, each answered on its own, in order: `accepted` (recorded now, with the device’s `clientId` as check-in id and its `recordedAt` as occurrence time), `duplicate` (that `clientId` was recorded before: nothing new, the first answer again) or `rejected` with a `code`; a bad item never drops the good ones. The device’s outcome is the fact: the event rules are re-checked and disagreements become `flags` (closed event, full, method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Accepted items emit the same webhooks and bus messages as online check-ins, with `offline: true`, `recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are uploaded and recorded too. The device’s `lastSyncAt` and, when sent, its `queueLength` are stored for the admin console.
      */
     post: operations['syncBatch'];
     delete?: never;
@@ -1477,6 +1521,226 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/admin/checkins': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List check-ins, newest first
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. Every check-in of the tenant (online, QR, link, manual, synced offline) ordered by `recordedAt` then id, newest first; filters combine. `flag` picks offline, late or conflicting uploads. Pages by `nextCursor`. Scores are there for the admin; frames are not (see `hasImage`).
+     */
+    get: operations['adminListCheckins'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/checkins/export.csv': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Export check-ins as CSV
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The same filters as the list, every matching check-in, newest first, streamed (read 500 at a time). UTF-8, CRLF line ends, a header row: `id, recordedAt, receivedAt, method, outcome, score, livenessScore, geofenceStatus, flags` (`;`-separated)`, offline, eventId, eventName, personId, personName, guestId, deviceId, hasImage`. A cell that starts with `=`, `+`, `-`, `@`, tab or carriage return is prefixed with `'` so a spreadsheet never runs it as a formula. Audited (`checkin.exported`).
+     */
+    get: operations['adminExportCheckins'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/checkins/stream': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Live check-ins (server-sent events)
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. A `text/event-stream` of the tenant’s new check-ins as they are recorded, by any API process (online, QR, link, manual, and offline ones when a device syncs them): each is `event: checkin`, `id: <check-in id>`, `data: <AdminCheckin JSON>`. A comment line every 15 s keeps it open. Send `Last-Event-ID` to resume: the check-ins received after that one (at most 200) come first. Browsers: read it with `fetch` and the `Authorization` header (EventSource cannot send it). The stream ends when the access token that opened it expires, or (checked with each keep-alive) when its session ends (logout): reconnect with a fresh access token.
+     */
+    get: operations['adminStreamCheckins'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/checkins/{id}/image': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The frame captured at a check-in
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The stored frame, decrypted on demand (JPEG, or PNG when that was sent), never cached (`Cache-Control: no-store`). Every view writes an audit row `checkin.image_viewed` (who, which check-in).
+     */
+    get: operations['adminGetCheckinImage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/stats/today': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Today’s check-ins in numbers, and the devices
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. Check-ins recorded today in `tz` (an IANA zone, default UTC), or in [`from`, `to`), counted per event, per method and per outcome; and every device of the tenant with its last call, last sync and the queue length it reported then.
+     */
+    get: operations['adminStatsToday'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/audit-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant’s audit log, newest first
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins only (an operator gets 403). Filters: `action` (exact, or a prefix ending in `.`), `actorId`, `from`, `to`. Pages by `nextCursor`.
+     */
+    get: operations['adminAuditLog'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/webhook-deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Webhook deliveries with their attempts, newest first
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. Each delivery with the payload sent and every attempt (time, HTTP status, duration, error). Filters: `status`, `event`. Pages by `nextCursor`.
+     */
+    get: operations['adminListWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/webhook-deliveries/{id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a webhook delivery again
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins. Queues a new delivery of the same event (same body and event id, so a receiver that deduplicates by the body’s `id` ignores it; a new `X-Service-Delivery-Id`) to the tenant’s current `webhookUrl`, with the usual retries. Audited (`webhook.redelivered`).
+     */
+    post: operations['adminRedeliverWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/webhooks/test': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Send a signed test event to the webhook URL
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins. Queues a `webhook.test` event (`data`: `requestedBy`, `message`), signed like every webhook, to the tenant’s `webhookUrl`; it is published on the bus too. Its delivery shows in the delivery log. Audited (`webhook.test_sent`).
+     */
+    post: operations['adminSendTestWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/bus': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The tenant’s MQTT topics and the broker
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The topic prefix of the tenant, each event with its topic, and the broker URL the service uses (`MQTT_URL`, or the embedded broker, which serves MQTT over TCP only, no WebSocket, and no authentication: keep it on a private network).
+     */
+    get: operations['adminBusInfo'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/face-quality': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Check a photo’s face quality before enrolling it
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Roles that may enroll (owner, admin). Runs face detection and quality scoring as enrollment does, against the tenant’s `biometricQualityLevel`, and stores nothing (no person, template, image or log of the photo). No face found is a 200 with `faceDetected: false`; an image enrollment would refuse as unreadable gets the same 4xx as enrollment.
+     */
+    post: operations['adminFaceQuality'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1536,6 +1800,7 @@ export interface components {
         | 'already_checked_in'
         | 'duplicate_guest'
         | 'unsupported_file'
+        | 'webhook_url_not_set'
         | 'engine_unavailable'
         | 'service_unavailable'
         | 'internal_error';
@@ -1709,7 +1974,7 @@ export interface components {
        * @description Sandbox keys start with `pk_test_`, live keys with `pk_live_`.
        * @enum {string}
        */
-      environment: 'sandbox' | 'live';
+      environment: 'live' | 'sandbox';
       /**
        * Format: date-time
        * @example 2026-11-21T10:15:30.123Z
@@ -1748,7 +2013,7 @@ export interface components {
        * @description Sandbox keys start with `pk_test_`, live keys with `pk_live_`.
        * @enum {string}
        */
-      environment: 'sandbox' | 'live';
+      environment: 'live' | 'sandbox';
       /**
        * @description First 12 characters of the key.
        * @example pk_live_Q3vX
@@ -1793,7 +2058,7 @@ export interface components {
        * @default live
        * @enum {string}
        */
-      environment?: 'sandbox' | 'live';
+      environment?: 'live' | 'sandbox';
       /**
        * @description Scopes of the first key; omit for every scope.
        * @example [
@@ -1808,7 +2073,7 @@ export interface components {
     };
     CreateApiKeyRequest: {
       /**
-       * @description What the key may do; omit for a key with every scope.
+       * @description What the key may do, each scope once; omit for a key with every scope.
        * @example [
        *       "persons:read",
        *       "checkin"
@@ -1817,13 +2082,23 @@ export interface components {
       scopes?: components['schemas']['ApiScope'][];
     };
     Tenant: {
-      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      /**
+       * @description A sandbox has an id of its own (its webhooks and bus topics carry it); paths take either.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
       id: string;
-      /** @description Used in public paths, e.g. `/v1/public/checkin/{tenantSlug}/…`. */
+      /** @description Used in public paths, e.g. `/v1/public/checkin/{tenantSlug}/…`. A sandbox answers its live tenant’s slug: the same paths reach the sandbox with a sandbox credential. */
       slug: string;
       name: string;
       /** @enum {string} */
       status: 'active' | 'suspended';
+      /** @enum {string} */
+      environment: 'live' | 'sandbox';
+      /**
+       * @description A sandbox’s live tenant; null for a live tenant.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      sandboxOf: string | null;
       /**
        * Format: date-time
        * @example 2026-11-21T10:15:30.123Z
@@ -1951,6 +2226,43 @@ export interface components {
       qrRepeatWindowMinutes?: number;
       /** @description Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as a check-in image like an online identification’s. Default false: frames never leave the device, and a frame sent anyway is not stored (the check-in is). */
       syncCheckinImages?: boolean;
+    };
+    Sandbox: {
+      /**
+       * @description The sandbox’s own tenant id: its webhooks and bus topics carry it.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      tenantId: string;
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      liveTenantId: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      createdAt: string;
+      /**
+       * @description The secret that signs the sandbox’s webhooks (`X-Service-Signature`), its own, not the live one.
+       * @example whsec_…
+       */
+      webhookSecret: string;
+    };
+    SandboxReset: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      tenantId: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      resetAt: string;
+      /** @description What the reset erased (everything else of the sandbox went with it). */
+      erased: {
+        persons: number;
+        events: number;
+        guests: number;
+        checkIns: number;
+        images: number;
+        devices: number;
+      };
     };
     /** @description Oldest first (createdAt, then id); the cursor is opaque. */
     PersonList: {
@@ -2402,7 +2714,7 @@ export interface components {
       venue: {
         name: string | null;
         address: string | null;
-        location: components['schemas']['GeoPoint'] & (Record<string, never> | null);
+        location: components['schemas']['GeoPoint'] | null;
       } | null;
       capacity: number | null;
       checkinMethods: ('facial' | 'qr' | 'link' | 'manual')[];
@@ -2567,7 +2879,7 @@ export interface components {
       branding?: components['schemas']['Branding'];
     };
     /**
-     * @description Check-in rules; they apply to the next check-in. Null capacity or geofence removes it.
+     * @description Check-in rules, one field at least; they apply to the next check-in. Null capacity or geofence removes it.
      * @example {
      *       "checkinMethods": [
      *         "facial",
@@ -2578,7 +2890,7 @@ export interface components {
      */
     EventConfigRequest: {
       /**
-       * @description Check-in methods the event admits.
+       * @description Check-in methods the event admits, each once.
        * @example [
        *       "facial",
        *       "qr",
@@ -2954,6 +3266,8 @@ export interface components {
     SyncBatchRequest: {
       /** @description 1 to 500 `SyncItem`s. Each is checked on its own: a malformed item is rejected in its result, the others are still recorded. */
       items: (components['schemas']['SyncItem'] | unknown | null)[];
+      /** @description Check-ins the device still holds unsent besides this batch’s items: stored on the device with the time of this sync and shown to tenant admins (`GET /v1/admin/stats/today`). Optional. */
+      queueLength?: number;
     };
     /** @description One decision an edge device made, admitted or refused. The device’s outcome is recorded as it was; the event rules are re-checked only to set `flags`. */
     SyncItem: {
@@ -2975,8 +3289,11 @@ export interface components {
        * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
        */
       personId?: string;
-      /** @enum {string} */
-      method: 'facial' | 'qr';
+      /**
+       * @description `manual`: checked in by hand by staff at the device (a guest searched on the replica).
+       * @enum {string}
+       */
+      method: 'facial' | 'qr' | 'manual';
       /**
        * @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check.
        * @enum {string}
@@ -3065,7 +3382,10 @@ export interface components {
       message: string;
     };
     MagicLinkRequest: {
-      /** @example ana@example.com */
+      /**
+       * Format: email
+       * @example ana@example.com
+       */
       email: string;
       /**
        * @description Language of the e-mail (default: the account’s preference, else `en`).
@@ -3128,6 +3448,12 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       createdAt: string;
+      /**
+       * Format: date-time
+       * @description Last call made with this session (updated at most once a minute).
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      lastSeenAt: string;
       /**
        * Format: date-time
        * @example 2026-11-21T10:15:30.123Z
@@ -3292,6 +3618,330 @@ export interface components {
        */
       includeImages?: boolean;
     };
+    AdminCheckinPage: {
+      items: components['schemas']['AdminCheckin'][];
+      /** @description Pass as `cursor` to get the next page; null on the last page. */
+      nextCursor: string | null;
+    };
+    AdminCheckin: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      /**
+       * Format: date-time
+       * @description When it was decided (the device’s clock for offline ones).
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      recordedAt: string;
+      /**
+       * Format: date-time
+       * @description When the cloud recorded it.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      receivedAt: string;
+      /** @enum {string} */
+      method: 'facial' | 'qr' | 'link' | 'manual';
+      /**
+       * @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check.
+       * @enum {string}
+       */
+      outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
+      /** @description Calibrated face match score (facial only). */
+      score: number | null;
+      livenessScore: number | null;
+      /**
+       * @description `ok` inside the event radius; `outside` beyond it (check-in approved with `checkin.geofence_alert`); `unknown` the event has a geofence but no location was sent; `not_applicable` no event or no geofence.
+       * @enum {string|null}
+       */
+      geofenceStatus: 'ok' | 'outside' | 'unknown' | 'not_applicable' | null;
+      flags: components['schemas']['AdminCheckinFlag'][];
+      /** @description Decided offline by an edge device (same as flag `offline`). */
+      offline: boolean;
+      /** @description Null: the check-in named no event (or it was deleted). */
+      event: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+      } | null;
+      /** @description Null: nobody recognised, or the person was deleted. */
+      person: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+      } | null;
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      guestId: string | null;
+      /**
+       * @description The registered edge device that uploaded it (offline only).
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      deviceId: string | null;
+      /** @description A captured frame is stored: `GET /v1/admin/checkins/{id}/image` shows it (audited). */
+      hasImage: boolean;
+    };
+    /**
+     * @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`.
+     * @enum {string}
+     */
+    AdminCheckinFlag:
+      | 'offline'
+      | 'late'
+      | 'conflict'
+      | 'event_closed'
+      | 'capacity_reached'
+      | 'method_not_allowed'
+      | 'already_checked_in';
+    AdminStats: {
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      from: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      to: string;
+      /** @description The day’s time zone; null when `from`/`to` were given. */
+      timeZone: string | null;
+      total: number;
+      /** @description Events with check-ins in the period, most check-ins first. */
+      byEvent: {
+        /** @description Null: check-ins that named no event. */
+        event: {
+          /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+          id: string;
+          name: string;
+        } | null;
+        total: number;
+        /** @description `success` and `geofence_alert`. */
+        admitted: number;
+      }[];
+      byMethod: {
+        facial: number;
+        qr: number;
+        link: number;
+        manual: number;
+      };
+      byOutcome: {
+        success: number;
+        denied: number;
+        liveness_failed: number;
+        geofence_alert: number;
+      };
+      /** @description Every device of the tenant, revoked ones too. */
+      devices: components['schemas']['AdminDeviceStatus'][];
+    };
+    AdminDeviceStatus: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      name: string;
+      /**
+       * Format: date-time
+       * @description Last authenticated call (written at most once a minute).
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      lastSeenAt: string | null;
+      /**
+       * Format: date-time
+       * @description Last `POST /v1/sync/batch`.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      lastSyncAt: string | null;
+      /** @description Check-ins still queued on the device, as it reported with its last sync (null: never reported). */
+      queueLength: number | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      revokedAt: string | null;
+    };
+    AdminAuditPage: {
+      items: components['schemas']['AdminAuditEntry'][];
+      /** @description Pass as `cursor` to get the next page; null on the last page. */
+      nextCursor: string | null;
+    };
+    AdminAuditEntry: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      at: string;
+      /** @description `adminSession`, `apiKey`, `portal`, `device`, `public`, `system`, `operator`. */
+      actorType: string;
+      /** @description The user, API key, portal account or device. */
+      actorId: string | null;
+      action: string;
+      targetType: string | null;
+      targetId: string | null;
+      /** @description Identifiers and outcomes; never secrets or biometrics. */
+      metadata: {
+        [key: string]: unknown;
+      };
+      ip: string | null;
+      requestId: string | null;
+    };
+    AdminWebhookDeliveryPage: {
+      items: components['schemas']['AdminWebhookDelivery'][];
+      /** @description Pass as `cursor` to get the next page; null on the last page. */
+      nextCursor: string | null;
+    };
+    AdminWebhookDelivery: {
+      /**
+       * @description Sent as `X-Service-Delivery-Id`.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      id: string;
+      /**
+       * @description The event (the payload’s `id`); a redelivery shares it.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      eventId: string;
+      /** @enum {string} */
+      event:
+        | 'checkin.success'
+        | 'checkin.denied'
+        | 'checkin.liveness_failed'
+        | 'checkin.geofence_alert'
+        | 'person.enrolled'
+        | 'person.deleted'
+        | 'person.biometrics_revoked'
+        | 'webhook.test'
+        | 'identity.deletion_requested';
+      url: string;
+      status: components['schemas']['WebhookDeliveryStatus'];
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description When a pending delivery is tried next.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      nextAttemptAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      deliveredAt: string | null;
+      lastStatusCode: number | null;
+      lastError: string | null;
+      /** @description Every attempt, first first. */
+      attempts: components['schemas']['AdminWebhookAttempt'][];
+      /** @description The body sent, as signed (`environment` is absent from events recorded before environments existed). */
+      payload: {
+        /** @description Event id: the same on every retry and on the bus; deduplicate by it. */
+        id: string;
+        /** @enum {string} */
+        event:
+          | 'checkin.success'
+          | 'checkin.denied'
+          | 'checkin.liveness_failed'
+          | 'checkin.geofence_alert'
+          | 'person.enrolled'
+          | 'person.deleted'
+          | 'person.biometrics_revoked'
+          | 'webhook.test'
+          | 'identity.deletion_requested';
+        tenantId: string;
+        /**
+         * @description `sandbox` for an event of a tenant’s sandbox (caused with a `pk_test_` key or an admin’s sandbox switch); its `tenantId` is the sandbox’s own id, so its bus topics are the sandbox’s too.
+         * @enum {string}
+         */
+        environment?: 'live' | 'sandbox';
+        /**
+         * Format: date-time
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        timestamp: string;
+        data: {
+          [key: string]: unknown;
+        };
+      };
+    };
+    /** @enum {string} */
+    WebhookDeliveryStatus: 'pending' | 'delivering' | 'delivered' | 'failed' | 'cancelled';
+    AdminWebhookAttempt: {
+      attempt: number;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      at: string;
+      statusCode: number | null;
+      durationMs: number;
+      error: string | null;
+    };
+    AdminBusInfo: {
+      /** @example portico/v1/tenants/0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11/ */
+      topicPrefix: string;
+      /** @enum {number} */
+      qos: 1;
+      /**
+       * @description MQTT version the service publishes with.
+       * @example MQTT 3.1.1
+       */
+      protocol: string;
+      events: {
+        /** @enum {string} */
+        event:
+          | 'checkin.success'
+          | 'checkin.denied'
+          | 'checkin.liveness_failed'
+          | 'checkin.geofence_alert'
+          | 'person.enrolled'
+          | 'person.deleted'
+          | 'person.biometrics_revoked'
+          | 'webhook.test'
+          | 'identity.deletion_requested';
+        topic: string;
+        /** @description Also delivered to the webhook URL. */
+        webhook: boolean;
+      }[];
+      /** @description Broker URLs as the service is configured (`MQTT_URL`, or the embedded broker). */
+      brokers: {
+        url: string;
+        /** @enum {string} */
+        transport: 'mqtt' | 'mqtts' | 'ws' | 'wss';
+      }[];
+      /** @description The broker is the one embedded in the service (TCP only, no WebSocket). */
+      embedded: boolean;
+    };
+    AdminFaceQuality: {
+      faceDetected: boolean;
+      /** @description Null when no face was found. */
+      quality: number | null;
+      /** @description The tenant’s `biometricQualityLevel`. */
+      threshold: number;
+      /** @description An enrollment with this photo passes the quality check. */
+      acceptable: boolean;
+      /** @description What to fix: `no_face`; `several_faces` (the largest, most central one is used); `low_confidence`, `face_too_small`, `blurry`, `poor_exposure`, `not_frontal` (a quality factor under 0.5); `below_threshold` (quality under `threshold`). */
+      issues: (
+        | 'no_face'
+        | 'several_faces'
+        | 'low_confidence'
+        | 'face_too_small'
+        | 'blurry'
+        | 'poor_exposure'
+        | 'not_frontal'
+        | 'below_threshold'
+      )[];
+      /** @description Each quality factor in [0, 1] (null when no face was found). */
+      factors: {
+        detector: number;
+        size: number;
+        sharpness: number;
+        exposure: number;
+        pose: number;
+      } | null;
+    };
+    AdminFaceQualityRequest: {
+      /** @description The image as base64 of a JPEG or PNG (a `data:image/...;base64,` prefix is accepted). Sharp, frontal, well lit, one face; at most 8 MB decoded and 25 megapixels. */
+      image: string;
+    };
   };
   responses: never;
   parameters: never;
@@ -3331,6 +3981,8 @@ export type SchemaTenantPatch = components['schemas']['TenantPatch'];
 export type SchemaTenantSettings = components['schemas']['TenantSettings'];
 export type SchemaAgePolicy = components['schemas']['AgePolicy'];
 export type SchemaTenantSettingsPatch = components['schemas']['TenantSettingsPatch'];
+export type SchemaSandbox = components['schemas']['Sandbox'];
+export type SchemaSandboxReset = components['schemas']['SandboxReset'];
 export type SchemaPersonList = components['schemas']['PersonList'];
 export type SchemaPerson = components['schemas']['Person'];
 export type SchemaCreatePersonRequest = components['schemas']['CreatePersonRequest'];
@@ -3412,6 +4064,20 @@ export type SchemaDeletionRequest = components['schemas']['DeletionRequest'];
 export type SchemaDeletionConfirmRequest = components['schemas']['DeletionConfirmRequest'];
 export type SchemaDataExport = components['schemas']['DataExport'];
 export type SchemaDataExportRequest = components['schemas']['DataExportRequest'];
+export type SchemaAdminCheckinPage = components['schemas']['AdminCheckinPage'];
+export type SchemaAdminCheckin = components['schemas']['AdminCheckin'];
+export type SchemaAdminCheckinFlag = components['schemas']['AdminCheckinFlag'];
+export type SchemaAdminStats = components['schemas']['AdminStats'];
+export type SchemaAdminDeviceStatus = components['schemas']['AdminDeviceStatus'];
+export type SchemaAdminAuditPage = components['schemas']['AdminAuditPage'];
+export type SchemaAdminAuditEntry = components['schemas']['AdminAuditEntry'];
+export type SchemaAdminWebhookDeliveryPage = components['schemas']['AdminWebhookDeliveryPage'];
+export type SchemaAdminWebhookDelivery = components['schemas']['AdminWebhookDelivery'];
+export type SchemaWebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
+export type SchemaAdminWebhookAttempt = components['schemas']['AdminWebhookAttempt'];
+export type SchemaAdminBusInfo = components['schemas']['AdminBusInfo'];
+export type SchemaAdminFaceQuality = components['schemas']['AdminFaceQuality'];
+export type SchemaAdminFaceQualityRequest = components['schemas']['AdminFaceQualityRequest'];
 export type $defs = Record<string, never>;
 export interface operations {
   healthLive: {
@@ -3434,6 +4100,24 @@ export interface operations {
       };
       /** @description `validation_failed`: the query has a parameter (this route takes none) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -3472,6 +4156,24 @@ export interface operations {
       };
       /** @description `validation_failed`: the query has a parameter (this route takes none) */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -3649,6 +4351,24 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -3696,7 +4416,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3752,7 +4472,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3808,7 +4528,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3877,7 +4597,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3964,8 +4684,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `invalid_mfa_code`: wrong or already used code; `invalid_token`: unknown, used or expired ticket */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s); `invalid_mfa_code`: wrong or already used code; `invalid_token`: unknown, used or expired ticket */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -4060,7 +4789,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4157,7 +4886,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4217,7 +4946,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4291,7 +5020,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4358,7 +5087,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4429,7 +5158,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4515,7 +5244,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4590,7 +5319,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4657,7 +5386,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4728,7 +5457,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4813,7 +5542,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4884,7 +5613,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -4913,6 +5642,140 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getSandbox: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The sandbox */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Sandbox'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such tenant, or not the caller’s own tenant (or its sandbox) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  resetSandbox: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description What was erased */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SandboxReset'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such tenant, or not the caller’s own tenant (or its sandbox) */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -4982,7 +5845,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5042,7 +5905,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5138,7 +6001,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5216,7 +6079,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5292,7 +6155,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5357,7 +6220,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5428,7 +6291,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5520,7 +6383,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5587,7 +6450,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5674,7 +6537,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5757,6 +6620,24 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -5801,6 +6682,24 @@ export interface operations {
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `age_below_minimum`: the birthDate is under age_policy.minimumAge and belowMinimum is deny */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -5886,6 +6785,24 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `not_found`: unknown token */
       404: {
         headers: {
@@ -5964,7 +6881,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `unauthorized`: neither an enrollment_token nor an API key */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s); `unauthorized`: neither an enrollment_token nor an API key or admin session */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5973,7 +6890,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `insufficient_scope`: the API key lacks the scope `persons:write` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6076,7 +6993,16 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `insufficient_scope`: the API key lacks the scope `checkin` */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6147,7 +7073,16 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `insufficient_scope`: the API key lacks the scope `checkin` */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6259,7 +7194,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6324,7 +7259,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6394,7 +7329,16 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6490,7 +7434,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6584,7 +7528,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6644,7 +7588,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6720,7 +7664,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6787,7 +7731,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6858,7 +7802,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6947,7 +7891,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7036,7 +7980,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7188,7 +8132,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7259,7 +8203,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7352,7 +8296,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7424,7 +8368,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7522,7 +8466,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7611,7 +8555,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7709,7 +8653,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8142,7 +9086,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8205,7 +9149,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8281,7 +9225,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8343,6 +9287,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8417,6 +9370,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8615,6 +9577,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8659,6 +9630,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8731,6 +9711,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `not_found`: no photo set */
       404: {
         headers: {
@@ -8787,6 +9776,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8827,6 +9825,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -8890,6 +9897,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -8932,6 +9948,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9000,6 +10025,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -9040,6 +10074,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9091,6 +10134,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9163,6 +10215,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -9205,6 +10266,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9268,6 +10338,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `not_found`: no deletion request was made */
       404: {
         headers: {
@@ -9317,6 +10396,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9380,6 +10468,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `not_found`: no request that can still be cancelled */
       404: {
         headers: {
@@ -9431,8 +10528,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `invalid_token`: unknown, used or expired token */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s); `invalid_token`: unknown, used or expired token */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9511,6 +10617,15 @@ export interface operations {
       };
       /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -9610,6 +10725,754 @@ export interface operations {
       };
       /** @description `internal_error`: details are logged, never returned */
       500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminListCheckins: {
+    parameters: {
+      query?: {
+        eventId?: string;
+        personId?: string;
+        method?: 'facial' | 'qr' | 'link' | 'manual';
+        /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
+        outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
+        /** @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
+        flag?: components['schemas']['AdminCheckinFlag'];
+        /** @description Recorded at or after this instant. */
+        from?: string;
+        /** @description Recorded before this instant. */
+        to?: string;
+        /** @description Page size, 1 to 200 (default 50). */
+        limit?: number;
+        /** @description Opaque `nextCursor` of the previous page. */
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of check-ins */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminCheckinPage'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminExportCheckins: {
+    parameters: {
+      query?: {
+        eventId?: string;
+        personId?: string;
+        method?: 'facial' | 'qr' | 'link' | 'manual';
+        /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
+        outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
+        /** @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
+        flag?: components['schemas']['AdminCheckinFlag'];
+        /** @description Recorded at or after this instant. */
+        from?: string;
+        /** @description Recorded before this instant. */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The CSV file */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/csv': string;
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminStreamCheckins: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The event stream; each `data` is an AdminCheckin */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': components['schemas']['AdminCheckin'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminGetCheckinImage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The image */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'image/*': string;
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such check-in in your tenant, or no frame stored */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminStatsToday: {
+    parameters: {
+      query?: {
+        /** @description IANA time zone whose current day is counted (default `UTC`). */
+        tz?: string;
+        /** @description Instead of a day: from this instant (with `to`). */
+        from?: string;
+        /** @description Up to (excluding) this instant (with `from`). */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts and devices */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminStats'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `events:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminAuditLog: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 200 (default 50). */
+        limit?: number;
+        /** @description Opaque `nextCursor` of the previous page. */
+        cursor?: string;
+        /** @description An action (`person.created`), or a prefix ending in `.` (`checkin.`). */
+        action?: string;
+        actorId?: string;
+        from?: string;
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of audit entries */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminAuditPage'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminListWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Page size, 1 to 200 (default 50). */
+        limit?: number;
+        /** @description Opaque `nextCursor` of the previous page. */
+        cursor?: string;
+        status?: components['schemas']['WebhookDeliveryStatus'];
+        event?:
+          | 'checkin.success'
+          | 'checkin.denied'
+          | 'checkin.liveness_failed'
+          | 'checkin.geofence_alert'
+          | 'person.enrolled'
+          | 'person.deleted'
+          | 'person.biometrics_revoked'
+          | 'webhook.test'
+          | 'identity.deletion_requested';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminWebhookDeliveryPage'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminRedeliverWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new delivery, queued */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminWebhookDelivery'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such delivery in your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `webhook_url_not_set`: the tenant has no webhookUrl */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminSendTestWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The test delivery, queued */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminWebhookDelivery'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `webhook_url_not_set`: the tenant has no webhookUrl */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminBusInfo: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Topics and broker */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminBusInfo'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminFaceQuality: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AdminFaceQualityRequest'];
+      };
+    };
+    responses: {
+      /** @description The quality and what to fix */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminFaceQuality'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_base64`: `image` is not valid base64; `unsupported_image`: `image` is not a decodable JPEG or PNG */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit; `image_too_large`: `image` is over 8 MB decoded or 25 megapixels */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `engine_unavailable`: the biometric engine is starting or unavailable */
+      503: {
         headers: {
           [name: string]: unknown;
         };

@@ -1,0 +1,132 @@
+// The tenant admin console: sign-in, then one page per area chosen from the sidebar (`#/today`, …).
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { initialLang, lang, setLang, t, type Lang, type TextKey } from './i18n.js';
+import { inEnvironment, onSessionExpired, resume, type Session } from './session.js';
+import { SignIn } from './pages/sign-in.js';
+import { Today } from './pages/today.js';
+import { Checkins } from './pages/checkins.js';
+import { Persons } from './pages/persons.js';
+import { Events } from './pages/events.js';
+import { Integrations } from './pages/integrations.js';
+import { Settings } from './pages/settings.js';
+import { AuditLog } from './pages/audit.js';
+
+interface PageDef {
+  path: string;
+  label: TextKey;
+  Page: (props: { session: Session }) => preact.JSX.Element;
+  /** Shown to owners and admins only: these pages manage the tenant (an operator runs check-in). */
+  managers?: true;
+}
+
+const PAGES: PageDef[] = [
+  { path: 'today', label: 'navToday', Page: Today },
+  { path: 'checkins', label: 'navCheckins', Page: Checkins },
+  { path: 'persons', label: 'navPersons', Page: Persons },
+  { path: 'events', label: 'navEvents', Page: Events },
+  { path: 'integrations', label: 'navIntegrations', Page: Integrations, managers: true },
+  { path: 'settings', label: 'navSettings', Page: Settings, managers: true },
+  { path: 'audit', label: 'navAudit', Page: AuditLog, managers: true },
+];
+
+const pathOf = () => location.hash.replace(/^#\/?/, '').split('/')[0] || 'today';
+
+function LanguageSwitch({ onChange }: { onChange: (l: Lang) => void }) {
+  return (
+    <label>
+      <small>{t('language')}</small>
+      <select
+        id="language"
+        value={lang()}
+        onChange={(e) => onChange((e.currentTarget as HTMLSelectElement).value as Lang)}
+      >
+        <option value="en">English</option>
+        <option value="pt-BR">Português (BR)</option>
+      </select>
+    </label>
+  );
+}
+
+function App() {
+  const [, setLangState] = useState<Lang>(lang());
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+  const [path, setPath] = useState(pathOf());
+  useEffect(() => {
+    const onHash = () => setPath(pathOf());
+    addEventListener('hashchange', onHash);
+    onSessionExpired(() => setSession(null));
+    resume()
+      .then(setSession)
+      .catch(() => setSession(null));
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+  const changeLang = (l: Lang) => {
+    setLang(l);
+    setLangState(l);
+  };
+
+  if (session === undefined) return <p aria-busy="true">{t('loading')}</p>;
+  if (session === null)
+    return <SignIn onSignedIn={setSession} languageSwitch={<LanguageSwitch onChange={changeLang} />} />;
+
+  const pages = session.me.role === 'operator' ? PAGES.filter((p) => !p.managers) : PAGES;
+  const current = pages.find((p) => p.path === path) ?? pages[0]!;
+  const signOut = async () => {
+    await session.portico.logout().catch(() => undefined);
+    setSession(null);
+    location.hash = '';
+  };
+  return (
+    <div class="shell">
+      <aside>
+        <div class="brand">{t('appName')}</div>
+        <div class="who">
+          {session.me.tenant.name}
+          <br />
+          {session.me.email}
+        </div>
+        <nav aria-label="Console">
+          <ul>
+            {pages.map((p) => (
+              <li key={p.path}>
+                <a href={`#/${p.path}`} aria-current={p === current ? 'page' : undefined}>
+                  {t(p.label)}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <LanguageSwitch onChange={changeLang} />
+        <label>
+          <input
+            type="checkbox"
+            role="switch"
+            id="sandbox"
+            checked={session.environment === 'sandbox'}
+            onChange={(e) =>
+              setSession(
+                inEnvironment(session, (e.currentTarget as HTMLInputElement).checked ? 'sandbox' : 'live'),
+              )
+            }
+          />
+          {t('sandbox')}
+        </label>
+        <button type="button" class="secondary outline" id="sign-out" onClick={() => void signOut()}>
+          {t('signOut')}
+        </button>
+      </aside>
+      <main key={`${current.path}-${lang()}-${session.environment}`}>
+        {session.environment === 'sandbox' ? (
+          <p class="sandbox-banner" role="status">
+            {t('sandboxBanner')}
+          </p>
+        ) : null}
+        <current.Page session={session} />
+      </main>
+    </div>
+  );
+}
+
+setLang(initialLang());
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,188 @@
+// Check-ins: every check-in of the tenant with filters, newest first, page by page; the same filters
+// export a CSV file.
+import type { AdminCheckin, AdminCheckinFlag, Event as EventT } from '@portico/contract';
+import { ok } from '@portico/sdk';
+import { useState } from 'preact/hooks';
+import { t, term, when } from '../i18n.js';
+import type { Session } from '../session.js';
+import {
+  ErrorNote,
+  Field,
+  isoOf,
+  OutcomeBadge,
+  PageHeader,
+  saveFile,
+  formFields,
+  PagesFooter,
+  useAction,
+  useLoad,
+  usePages,
+  valuesOf,
+} from '../ui.js';
+import { CheckinPhoto } from './today.js';
+
+export const METHODS = valuesOf<AdminCheckin['method']>({ facial: true, qr: true, link: true, manual: true });
+const OUTCOMES = valuesOf<AdminCheckin['outcome']>({
+  success: true,
+  denied: true,
+  liveness_failed: true,
+  geofence_alert: true,
+});
+const FLAGS = valuesOf<AdminCheckinFlag>({
+  offline: true,
+  late: true,
+  conflict: true,
+  event_closed: true,
+  capacity_reached: true,
+  method_not_allowed: true,
+  already_checked_in: true,
+});
+
+/** The tenant's events for a filter or a picker (the first 200). */
+export function useEvents(session: Session) {
+  return useLoad(
+    async () => ok(await session.api.GET('/v1/events', { params: { query: { limit: 200 } } })).items,
+    [],
+  );
+}
+
+const FILTERS = ['eventId', 'method', 'outcome', 'flag', 'from', 'to'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+export function Checkins({ session }: { session: Session }) {
+  const events = useEvents(session);
+  const [filters, setFilters] = useState<Filters>({
+    eventId: '',
+    method: '',
+    outcome: '',
+    flag: '',
+    from: '',
+    to: '',
+  });
+  // The form's values as the route's query: empty ones left out.
+  const query = (f: Filters, cursor?: string) => ({
+    ...(f.eventId ? { eventId: f.eventId } : {}),
+    ...(f.method ? { method: f.method as AdminCheckin['method'] } : {}),
+    ...(f.outcome ? { outcome: f.outcome as AdminCheckin['outcome'] } : {}),
+    ...(f.flag ? { flag: f.flag as AdminCheckinFlag } : {}),
+    ...(f.from ? { from: isoOf(f.from) } : {}),
+    ...(f.to ? { to: isoOf(f.to) } : {}),
+    ...(cursor ? { cursor } : {}),
+  });
+  const pages = usePages<AdminCheckin>(
+    async (cursor) =>
+      ok(await session.api.GET('/v1/admin/checkins', { params: { query: query(filters, cursor) } })),
+    [filters],
+  );
+  const { items } = pages;
+  const exporting = useAction();
+
+  const apply = (e: Event) => {
+    e.preventDefault();
+    setFilters(formFields(e, FILTERS));
+  };
+  const exportCsv = () =>
+    exporting.run(async () => {
+      const csv = ok(
+        await session.api.GET('/v1/admin/checkins/export.csv', {
+          params: { query: query(filters) },
+          parseAs: 'blob',
+        }),
+      );
+      saveFile(csv, `checkins-${new Date().toISOString().slice(0, 10)}.csv`);
+    });
+
+  const option = (v: string) => (
+    <option key={v} value={v}>
+      {term(v)}
+    </option>
+  );
+  return (
+    <>
+      <PageHeader title={t('navCheckins')}>
+        <button
+          type="button"
+          class="secondary"
+          id="export-csv"
+          onClick={() => void exportCsv()}
+          aria-busy={exporting.busy}
+        >
+          {t('exportCsv')}
+        </button>
+      </PageHeader>
+      <form class="row" onSubmit={apply} aria-label={t('filter')}>
+        <Field label={t('event')}>
+          <select name="eventId">
+            <option value="">{t('all')}</option>
+            {(events.data ?? []).map((ev: EventT) => (
+              <option key={ev.id} value={ev.id}>
+                {ev.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label={t('method')}>
+          <select name="method">
+            <option value="">{t('all')}</option>
+            {METHODS.map(option)}
+          </select>
+        </Field>
+        <Field label={t('outcome')}>
+          <select name="outcome">
+            <option value="">{t('all')}</option>
+            {OUTCOMES.map(option)}
+          </select>
+        </Field>
+        <Field label={t('flag')}>
+          <select name="flag">
+            <option value="">{t('all')}</option>
+            {FLAGS.map(option)}
+          </select>
+        </Field>
+        <Field label={t('from')}>
+          <input type="datetime-local" name="from" />
+        </Field>
+        <Field label={t('to')}>
+          <input type="datetime-local" name="to" />
+        </Field>
+        <button type="submit">{t('filter')}</button>
+      </form>
+      <ErrorNote error={pages.error ?? exporting.error} />
+      <div class="table-wrap">
+        <table id="checkins">
+          <thead>
+            <tr>
+              <th>{t('when')}</th>
+              <th>{t('person')}</th>
+              <th>{t('event')}</th>
+              <th>{t('method')}</th>
+              <th>{t('outcome')}</th>
+              <th>{t('score')}</th>
+              <th>{t('flags')}</th>
+              <th>{t('showPhoto')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((c) => (
+              <tr key={c.id}>
+                <td>{when(c.recordedAt)}</td>
+                <td>{c.person?.name ?? '—'}</td>
+                <td>{c.event?.name ?? '—'}</td>
+                <td>{term(c.method)}</td>
+                <td>
+                  <OutcomeBadge outcome={c.outcome} />
+                </td>
+                <td>{c.score === null ? '—' : c.score.toFixed(2)}</td>
+                <td>{c.flags.map(term).join(', ') || '—'}</td>
+                <td>
+                  <CheckinPhoto session={session} checkin={c} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <PagesFooter pages={pages} />
+    </>
+  );
+}

@@ -1,0 +1,124 @@
+// Settings: the recognition thresholds with what each one means, the default geofence radius and the
+// age policy.
+import { ok, type Schemas } from '@portico/sdk';
+import { useState } from 'preact/hooks';
+import { t } from '../i18n.js';
+import type { Session } from '../session.js';
+import { ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
+
+export function Settings({ session }: { session: Session }) {
+  const tenant = { params: { path: { id: session.me.tenant.id } } };
+  const settings = useLoad(async () => ok(await session.api.GET('/v1/tenants/{id}/settings', tenant)), []);
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const s = settings.data;
+
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    const num = (k: string) => Number(form.get(k));
+    const minimumAge = String(form.get('minimumAge') ?? '').trim();
+    const body: Schemas['TenantSettingsPatch'] = {
+      matchThreshold: num('matchThreshold'),
+      livenessThreshold: num('livenessThreshold'),
+      requireLiveness: form.get('requireLiveness') === 'on',
+      biometricQualityLevel: num('biometricQualityLevel'),
+      geofenceRadiusMetros: num('geofenceRadiusMetros'),
+      age_policy: {
+        minimumAge: minimumAge === '' ? null : Number(minimumAge),
+        belowMinimum:
+          form.get('belowMinimum') === 'require_guardian_consent' ? 'require_guardian_consent' : 'deny',
+      },
+    };
+    setSaved(false);
+    void action.run(async () => {
+      ok(await session.api.PATCH('/v1/tenants/{id}/settings', { ...tenant, body }));
+      setSaved(true);
+      settings.reload();
+    });
+  };
+  const unit = (name: keyof Schemas['TenantSettings'], label: string, help: string, value: number) => (
+    <Field label={label} help={help}>
+      <input
+        type="number"
+        name={name}
+        id={`setting-${name}`}
+        min="0"
+        max="1"
+        step="0.01"
+        required
+        defaultValue={value}
+      />
+    </Field>
+  );
+
+  return (
+    <>
+      <PageHeader title={t('navSettings')} />
+      <ErrorNote error={settings.error} />
+      {s ? (
+        <form onSubmit={submit} id="settings">
+          <article>
+            <h2>{t('thresholds')}</h2>
+            <div class="grid-2">
+              {unit('matchThreshold', t('matchThreshold'), t('matchHelp'), s.matchThreshold)}
+              {unit('livenessThreshold', t('livenessThreshold'), t('livenessHelp'), s.livenessThreshold)}
+              {unit('biometricQualityLevel', t('qualityLevel'), t('qualityHelp'), s.biometricQualityLevel)}
+            </div>
+            <label>
+              <input
+                type="checkbox"
+                role="switch"
+                name="requireLiveness"
+                defaultChecked={s.requireLiveness}
+              />
+              {t('requireLiveness')}
+            </label>
+          </article>
+          <article>
+            <h2>{t('geofence')}</h2>
+            <Field label={t('geofenceRadius')} help={t('geofenceHelp')}>
+              <input
+                type="number"
+                name="geofenceRadiusMetros"
+                min="0"
+                max="100000"
+                required
+                defaultValue={s.geofenceRadiusMetros}
+              />
+            </Field>
+          </article>
+          <article>
+            <h2>{t('agePolicy')}</h2>
+            <div class="grid-2">
+              <Field label={t('minimumAge')}>
+                <input
+                  type="number"
+                  name="minimumAge"
+                  min="0"
+                  max="150"
+                  defaultValue={s.age_policy.minimumAge ?? ''}
+                />
+              </Field>
+              <Field label={t('belowMinimum')}>
+                <select name="belowMinimum" value={s.age_policy.belowMinimum}>
+                  <option value="deny">{t('deny')}</option>
+                  <option value="require_guardian_consent">{t('guardian')}</option>
+                </select>
+              </Field>
+            </div>
+          </article>
+          <ErrorNote error={action.error} />
+          {saved ? (
+            <p class="notice" role="status">
+              {t('saved')}
+            </p>
+          ) : null}
+          <button type="submit" id="save-settings" aria-busy={action.busy}>
+            {t('save')}
+          </button>
+        </form>
+      ) : null}
+    </>
+  );
+}

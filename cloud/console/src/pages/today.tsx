@@ -1,0 +1,201 @@
+// Today: check-ins arriving live, the day's counts per event, method and outcome, and the devices with
+// their last sync and queue; a check-in's photo is fetched only when asked for (each view is audited).
+import type { AdminCheckin } from '@portico/contract';
+import { ok } from '@portico/sdk';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { day, t, term, when } from '../i18n.js';
+import { followCheckins } from '../live.js';
+import type { Session } from '../session.js';
+import { ErrorNote, OutcomeBadge, PageHeader, useLoad } from '../ui.js';
+
+const MAX_LIVE = 50;
+
+export function CheckinPhoto({ session, checkin }: { session: Session; checkin: AdminCheckin }) {
+  const [url, setUrl] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
+  if (!checkin.hasImage) return <span class="muted">—</span>;
+  if (url) return <img class="thumb" src={url} alt={`${t('showPhoto')} ${checkin.person?.name ?? ''}`} />;
+  const load = async () => {
+    const { data } = await session.api.GET('/v1/admin/checkins/{id}/image', {
+      params: { path: { id: checkin.id } },
+      parseAs: 'blob',
+    });
+    if (!data) return setError(t('noPhoto'));
+    setUrl(URL.createObjectURL(data));
+  };
+  return (
+    <>
+      <button type="button" class="outline" onClick={() => void load()}>
+        {t('showPhoto')}
+      </button>
+      {error ? <span class="muted">{error}</span> : null}
+    </>
+  );
+}
+
+function Counts({ title, counts }: { title: string; counts: Record<string, number> }) {
+  return (
+    <article>
+      <h3>{title}</h3>
+      <table>
+        <tbody>
+          {Object.entries(counts).map(([k, n]) => (
+            <tr key={k}>
+              <th scope="row">{term(k)}</th>
+              <td>{n}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </article>
+  );
+}
+
+export function Today({ session }: { session: Session }) {
+  const tz = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const stats = useLoad(
+    async () => ok(await session.api.GET('/v1/admin/stats/today', { params: { query: { tz } } })),
+    [],
+  );
+  const [live, setLive] = useState<AdminCheckin[]>([]);
+  // Ids that came through the stream (highlighted), as opposed to the ones listed on opening.
+  const [arrived, setArrived] = useState<ReadonlySet<string>>(new Set());
+  const [connected, setConnected] = useState<boolean | null>(null);
+  const reloadStats = useRef(stats.reload);
+  reloadStats.current = stats.reload;
+
+  useEffect(() => {
+    const abort = new AbortController();
+    let pending: number | undefined;
+    // The latest check-ins first, then each new one as the stream brings it.
+    session.api
+      .GET('/v1/admin/checkins', { params: { query: { limit: 20 } }, signal: abort.signal })
+      .then(({ data }) =>
+        setLive((list) => [...list, ...(data?.items ?? []).filter((c) => !list.some((x) => x.id === c.id))]),
+      )
+      .catch(() => undefined);
+    void followCheckins(
+      session,
+      abort.signal,
+      (c) => {
+        setLive((list) => [c, ...list.filter((x) => x.id !== c.id)].slice(0, MAX_LIVE));
+        setArrived((ids) => new Set(ids).add(c.id));
+        // The counts follow the stream, at most once a second.
+        clearTimeout(pending);
+        pending = window.setTimeout(() => reloadStats.current(), 1000);
+      },
+      setConnected,
+    );
+    return () => {
+      abort.abort();
+      clearTimeout(pending);
+    };
+  }, [session]);
+
+  const s = stats.data;
+  return (
+    <>
+      <PageHeader title={t('navToday')} />
+      <ErrorNote error={stats.error} />
+      <section class="grid-stats">
+        <article>
+          <h3>{t('total')}</h3>
+          <div class="stat" id="total-today">
+            {s?.total ?? '…'}
+          </div>
+          <small class="muted">{s ? `${day(s.from)} (${s.timeZone ?? 'UTC'})` : ''}</small>
+        </article>
+        <article>
+          <h3>{t('byEvent')}</h3>
+          <table>
+            <thead>
+              <tr>
+                <th>{t('event')}</th>
+                <th>{t('total')}</th>
+                <th>{t('admitted')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(s?.byEvent ?? []).map((e) => (
+                <tr key={e.event?.id ?? 'none'}>
+                  <th scope="row">{e.event?.name ?? t('noEvent')}</th>
+                  <td>{e.total}</td>
+                  <td>{e.admitted}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </article>
+        {s ? <Counts title={t('byMethod')} counts={s.byMethod} /> : null}
+        {s ? <Counts title={t('byOutcome')} counts={s.byOutcome} /> : null}
+      </section>
+
+      <section>
+        <h2>{t('liveCheckins')}</h2>
+        <p class="muted" role="status" id="live-state">
+          {connected === false ? t('liveDisconnected') : connected ? t('liveConnected') : t('loading')}
+        </p>
+        <div class="table-wrap">
+          <table id="live">
+            <thead>
+              <tr>
+                <th>{t('when')}</th>
+                <th>{t('person')}</th>
+                <th>{t('event')}</th>
+                <th>{t('method')}</th>
+                <th>{t('outcome')}</th>
+                <th>{t('showPhoto')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {live.map((c) => (
+                <tr key={c.id} class={arrived.has(c.id) ? 'live-item' : undefined}>
+                  <td>{when(c.recordedAt)}</td>
+                  <td>{c.person?.name ?? '—'}</td>
+                  <td>{c.event?.name ?? '—'}</td>
+                  <td>{term(c.method)}</td>
+                  <td>
+                    <OutcomeBadge outcome={c.outcome} />
+                  </td>
+                  <td>
+                    <CheckinPhoto session={session} checkin={c} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+
+      <section>
+        <h2>{t('devices')}</h2>
+        <div class="table-wrap">
+          <table id="devices">
+            <thead>
+              <tr>
+                <th>{t('name')}</th>
+                <th>{t('lastSeen')}</th>
+                <th>{t('lastSync')}</th>
+                <th>{t('queueLength')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(s?.devices ?? []).map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    {d.name} {d.revokedAt ? <span class="badge bad">{t('revoked')}</span> : null}
+                  </td>
+                  <td>{when(d.lastSeenAt)}</td>
+                  <td>{when(d.lastSyncAt)}</td>
+                  <td>{d.queueLength ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {s && s.devices.length === 0 ? <p class="muted">{t('none')}</p> : null}
+        </div>
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,210 @@
+// Small pieces every page uses: loading data with its error, a labelled field, a confirmation dialog.
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { messageOf } from './session.js';
+import { t, term } from './i18n.js';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: string | null;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change (and on `reload`); keeps the last data while a new load runs. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setLoading(true);
+    load()
+      .then((d) => live && (setData(d), setError(null)))
+      .catch((err: unknown) => live && setError(messageOf(err)))
+      .finally(() => live && setLoading(false));
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((n) => n + 1), []);
+  return { data, error, loading, reload };
+}
+
+/**
+ * A cursor-paged list: the first page when `deps` change, the next ones appended by `loadMore`.
+ * `fetchPage` takes the cursor of the page to read (none for the first).
+ */
+export function usePages<T>(
+  fetchPage: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null }>,
+  deps: unknown[],
+) {
+  const [items, setItems] = useState<T[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const first = useLoad(async () => {
+    const page = await fetchPage();
+    setItems(page.items);
+    setCursor(page.nextCursor);
+  }, deps);
+  const more = useAction();
+  const loadMore = () =>
+    more.run(async () => {
+      const page = await fetchPage(cursor ?? undefined);
+      setItems((list) => [...list, ...page.items]);
+      setCursor(page.nextCursor);
+    });
+  return {
+    items,
+    hasMore: cursor !== null,
+    loading: first.loading,
+    error: first.error ?? more.error,
+    more,
+    loadMore,
+  };
+}
+
+/** "Nothing yet" under an empty list, and the button that reads the next page while there is one. */
+export function PagesFooter(props: { pages: ReturnType<typeof usePages<unknown>> }) {
+  const { pages } = props;
+  return (
+    <>
+      {!pages.loading && pages.items.length === 0 ? <p class="muted">{t('none')}</p> : null}
+      {pages.hasMore ? (
+        <button
+          type="button"
+          class="outline"
+          onClick={() => void pages.loadMore()}
+          aria-busy={pages.more.busy}
+        >
+          {t('loadMore')}
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+/** The named fields of a submitted form, as strings (trimmed). */
+export function formFields<K extends string>(e: Event, names: readonly K[]): Record<K, string> {
+  const form = new FormData(e.currentTarget as HTMLFormElement);
+  return Object.fromEntries(names.map((k) => [k, String(form.get(k) ?? '').trim()])) as Record<K, string>;
+}
+
+/** An action's state: run it, show its error; `busy` while it runs. */
+export function useAction() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run, setError };
+}
+
+export function ErrorNote({ error }: { error: string | null | undefined }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+export function Field(props: { label: string; help?: string; children: ComponentChildren }) {
+  return (
+    <label>
+      {props.label}
+      {props.children}
+      {props.help ? <small>{props.help}</small> : null}
+    </label>
+  );
+}
+
+export function PageHeader(props: { title: string; children?: ComponentChildren }) {
+  return (
+    <header class="page">
+      <h1>{props.title}</h1>
+      {props.children ? <div class="actions">{props.children}</div> : null}
+    </header>
+  );
+}
+
+/** A modal that asks before something irreversible; the text says what will be erased. */
+export function ConfirmDialog(props: {
+  title: string;
+  text: string;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      onCancel={props.onCancel}
+      aria-labelledby="confirm-title"
+      aria-describedby="confirm-text"
+    >
+      <article>
+        <h2 id="confirm-title">{props.title}</h2>
+        <p id="confirm-text">{props.text}</p>
+        <footer>
+          <button type="button" class="secondary" onClick={props.onCancel}>
+            {t('cancel')}
+          </button>
+          <button type="button" class="contrast" onClick={props.onConfirm}>
+            {t('confirm')}
+          </button>
+        </footer>
+      </article>
+    </dialog>
+  );
+}
+
+/** Hands a downloaded body to the browser as a file. */
+export function saveFile(blob: Blob, name: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** `datetime-local` input value -> ISO instant (empty stays undefined). */
+export function isoOf(local: string): string | undefined {
+  return local ? new Date(local).toISOString() : undefined;
+}
+
+export function Badge(props: { tone?: 'ok' | 'bad' | 'warn'; children: ComponentChildren }) {
+  return <span class={`badge ${props.tone ?? ''}`}>{props.children}</span>;
+}
+
+/**
+ * Every value of a union from the contract, in display order: written as a record so that the compiler
+ * refuses a list that misses a value or has one too many (the bundle takes no runtime code from the contract).
+ */
+export const valuesOf = <T extends string>(all: Record<T, true>) => Object.keys(all) as T[];
+
+/** A row's problem from an import report: the field (without the `rows.N.` the row number says) and why. */
+export function rowProblem(e: { path: string; message: string }): string {
+  const field = e.path.replace(/^rows\.\d+\.?/, '');
+  const why = /received undefined/.test(e.message) ? t('missing') : e.message;
+  return field ? `${field}: ${why}` : why;
+}
+
+/** A check-in outcome as a coloured badge. */
+export function OutcomeBadge({ outcome }: { outcome: string }) {
+  const tone = outcome === 'success' ? 'ok' : outcome === 'geofence_alert' ? 'warn' : 'bad';
+  return <Badge tone={tone}>{term(outcome)}</Badge>;
+}

@@ -1,0 +1,373 @@
+// How the contract run reaches each operation of /docs-json with a request it should accept: who
+// calls, and what in the generated request must name real things. Everything a recipe does not set
+// is generated from the operation's documented schemas. An operation without a recipe fails the run,
+// so a route added later is noticed; `{}` is a recipe (the documented caller and the fixtures).
+import { randomUUID } from 'node:crypto';
+import { PASSWORD } from '../support/identity.js';
+import { waitForMail } from '../portal/support.js';
+import type { Caller, Fixtures, Headers } from './contract-fixtures.js';
+
+/** What a recipe sets in a request, over what was generated. */
+export interface Parts {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  headers: Headers;
+  body: Record<string, unknown>;
+  /** A body that is not JSON (an upload). */
+  raw: { type: string; text: string };
+}
+
+export interface Recipe {
+  /** Who calls; default: the first caller kind the operation documents, the public when none. */
+  as?: Caller;
+  /**
+   * Runs before every request: makes what the request uses up (the person it deletes, a single-use
+   * token) and answers the parts to set.
+   */
+  prepare?: (f: Fixtures) => Promise<Partial<Parts>>;
+  /** Adjusts the generated query: parameters that go together in ways the schema cannot say. */
+  query?: (generated: Record<string, string>) => Record<string, string>;
+  /** Adjusts the generated JSON body: fields that must name real things, or be unique. */
+  body?: (generated: Record<string, unknown>, f: Fixtures) => Record<string, unknown>;
+  /**
+   * The operation needs the face engine, or what it makes (a stored photo): without the models it
+   * answers 503 `engine_unavailable` or finds nothing, and is excused from answering 2xx.
+   */
+  faces?: true;
+  /** Why no generated request can be answered 2xx (listed in the run's output). */
+  no2xx?: string;
+}
+
+const without = (o: Record<string, unknown>, ...keys: string[]) =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const freshPortal = async (f: Fixtures) => ({ headers: (await f.newPortalPerson()).headers });
+
+export const RECIPES: Record<string, Recipe> = {
+  // Health
+  healthLive: {},
+  healthReady: {},
+
+  // Admin sessions: the operations that change a user get a user of their own.
+  authLogin: {
+    prepare: async (f) => ({ body: { email: f.org.tenant.adminEmail, password: PASSWORD } }),
+  },
+  authRefresh: {
+    prepare: async (f) => ({ headers: { cookie: `portico_refresh=${(await f.newUser()).refresh}` } }),
+  },
+  authLogout: {
+    as: 'adminSession',
+    prepare: async (f) => {
+      const user = await f.newUser();
+      return { headers: { ...user.headers, cookie: `portico_refresh=${user.refresh}` } };
+    },
+  },
+  authMe: {},
+  authProducts: {},
+  authMfaSetup: { prepare: async (f) => ({ headers: (await f.newUser()).headers }) },
+  authMfaEnable: {
+    prepare: async (f) => {
+      const user = await f.newUser();
+      const setup = await f.call('POST', '/v1/auth/mfa/setup', { headers: user.headers });
+      return { headers: user.headers, body: { code: await f.nextTotp(setup.body.secret as string) } };
+    },
+  },
+  authMfaVerify: {
+    prepare: async (f) => {
+      const user = await f.newMfaUser();
+      return { body: { mfaTicket: user.mfaTicket, code: await f.nextTotp(user.secret) } };
+    },
+  },
+  authMfaDisable: {
+    prepare: async (f) => {
+      const user = await f.newMfaUser();
+      return { headers: user.headers, body: { code: await f.nextTotp(user.secret) } };
+    },
+  },
+
+  // Applications and API keys
+  listApplications: {},
+  createApplication: {},
+  deleteApplication: { prepare: async (f) => ({ params: { id: (await f.newApplication()).id } }) },
+  listApiKeys: {},
+  createApiKey: {},
+  rotateApiKey: {
+    prepare: async (f) => {
+      const app = await f.newApplication();
+      return { params: { id: app.id, keyId: app.keyId } };
+    },
+  },
+  revokeApiKey: {
+    prepare: async (f) => {
+      const app = await f.newApplication();
+      return { params: { id: app.id, keyId: app.keyId } };
+    },
+  },
+
+  // Tenants: changes go to a tenant of their own, so the others' settings stay as set up.
+  getTenant: {},
+  updateTenant: {
+    prepare: async (f) => ({ params: { id: f.scratch.tenantId }, headers: f.scratch.headers }),
+  },
+  getTenantSettings: {},
+  getSandbox: {},
+  resetSandbox: {},
+  updateTenantSettings: {
+    prepare: async (f) => ({ params: { id: f.scratch.tenantId }, headers: f.scratch.headers }),
+    // A generated URL would be a host on the internet: no deliveries from this run.
+    body: (g) => ({ ...g, webhookUrl: null }),
+  },
+
+  // Persons
+  listPersons: {},
+  createPerson: { body: (g, f) => ({ ...g, document: f.unique('doc') }) },
+  upsertPerson: {},
+  importPersons: {},
+  getPerson: {},
+  updatePerson: { prepare: async (f) => ({ params: { id: (await f.newPerson()).id } }) },
+  deletePerson: { prepare: async (f) => ({ params: { id: (await f.newPerson()).id } }) },
+  anonymisePerson: { prepare: async (f) => ({ params: { id: (await f.newPerson()).id } }) },
+  sendEnrollmentLink: {
+    prepare: async (f) => ({
+      params: { id: (await f.newPerson({ email: `${f.unique('link')}@example.com` })).id },
+    }),
+  },
+
+  // Onboarding and enrollment
+  onboardPerson: {
+    faces: true,
+    body: (g, f) => ({
+      ...without(g, 'frames', 'guardianConsent', 'birthDate'),
+      document: f.unique('doc'),
+      frame: f.faceFrame,
+    }),
+  },
+  onboardingHealth: { faces: true },
+  registerPerson: {
+    body: (g, f) => ({ ...without(g, 'birthDate'), tenantSlug: f.org.tenant.slug }),
+  },
+  verifyEnrollmentToken: {
+    prepare: async (f) => ({ body: { enrollment_token: (await register(f)).enrollment_token } }),
+  },
+  enrollFace: {
+    faces: true,
+    prepare: async (f) => {
+      const { personId, enrollment_token } = await register(f);
+      return { body: { personId, enrollment_token, frame: f.faceFrame } };
+    },
+    body: (g) => without(g, 'frames', 'guardianConsent'),
+  },
+
+  // Check-in
+  checkinLivenessChallenge: {},
+  checkinIdentify: {
+    faces: true,
+    body: (g, f) => ({ ...without(g, 'nonce', 'location'), frame: f.faceFrame, eventId: f.event.id }),
+  },
+  checkinGetQrToken: {},
+  checkinRevokeQrToken: {
+    prepare: async (f) => {
+      const { identityId } = await f.newPerson();
+      await f.call('GET', `/v1/checkin/identities/${identityId}/qr-token`, { headers: f.apiKey });
+      return { params: { identityId } };
+    },
+  },
+  checkinByQr: {
+    prepare: async (f) => {
+      const person = await f.newPerson();
+      await f.newGuest(f.event.id, { personId: person.id, status: 'confirmed' });
+      const qr = await f.call('GET', `/v1/checkin/identities/${person.identityId}/qr-token`, {
+        headers: f.apiKey,
+      });
+      return { params: { token: qr.body.token as string }, query: { eventId: f.event.id } };
+    },
+  },
+  checkinManual: {
+    body: (g, f) => ({ ...g, personId: f.person.id, eventId: f.event.id }),
+  },
+
+  // Events
+  listEvents: {},
+  createEvent: { body: (g) => eventRules(g) },
+  getEvent: {},
+  updateEvent: {
+    prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }),
+    body: (g) => eventRules(g),
+  },
+  deleteEvent: { prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }) },
+  configureEvent: { prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }) },
+  setEventStatus: { prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }) },
+  getEventBranding: {},
+
+  // Guests
+  listGuests: {},
+  createGuest: { body: (g) => without(g, 'personId') },
+  updateGuest: {
+    prepare: async (f) => ({ params: { guestId: (await f.newGuest(f.event.id)).id } }),
+    body: (g) => without(g, 'personId'),
+  },
+  deleteGuest: { prepare: async (f) => ({ params: { guestId: (await f.newGuest(f.event.id)).id } }) },
+  importGuests: {
+    prepare: async (f) => {
+      const boundary = 'contractrun7MA4YWxk';
+      const csv = `name,email\nAna Souza,${f.unique('csv')}@example.com\nBruno Lima,\n`;
+      return {
+        raw: {
+          type: `multipart/form-data; boundary=${boundary}`,
+          text:
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="guests.csv"\r\n` +
+            `Content-Type: text/csv\r\n\r\n${csv}\r\n--${boundary}--\r\n`,
+        },
+      };
+    },
+  },
+  inviteGuests: {
+    prepare: async (f) => ({ body: { guestIds: [(await f.newGuest(f.event.id)).id] } }),
+  },
+  reinviteGuests: {
+    prepare: async (f) => ({
+      body: { guestIds: [(await f.newGuest(f.event.id, { status: 'invited' })).id] },
+    }),
+  },
+  getGuestByToken: {},
+  confirmGuest: {
+    prepare: async (f) => ({ params: { guestToken: (await f.newGuest(f.event.id)).guestToken } }),
+  },
+  declineGuest: {
+    prepare: async (f) => ({ params: { guestToken: (await f.newGuest(f.event.id)).guestToken } }),
+  },
+  getConfirmedList: {},
+  checkinByLink: {
+    prepare: async (f) => ({
+      params: { token: f.linkToken(await f.newGuest(f.event.id, { status: 'confirmed' })) },
+    }),
+  },
+
+  // Devices and sync
+  registerDevice: {},
+  listDevices: {},
+  revokeDevice: { prepare: async (f) => ({ params: { id: (await f.newDevice()).id } }) },
+  syncBatch: {
+    // The document lets an item be anything (a malformed one is rejected in its result): the generated
+    // ones that are not objects become SyncItems here.
+    body: (g, f) => ({
+      items: ((g.items as unknown[] | undefined) ?? []).map((item) => ({
+        method: 'qr',
+        outcome: 'success',
+        ...without(isObject(item) ? item : {}, 'frame', 'guestId'),
+        clientId: randomUUID(),
+        eventId: f.event.id,
+        personId: f.person.id,
+        recordedAt: new Date(Date.now() - 60_000).toISOString(),
+      })),
+    }),
+  },
+  getEventReplica: {},
+
+  // Admin console (admin sessions only)
+  adminListCheckins: {},
+  adminExportCheckins: {},
+  adminStreamCheckins: {},
+  adminGetCheckinImage: {},
+  // A day (`tz`, an IANA time zone) or a period (`from` and `to`), never both.
+  adminStatsToday: {
+    query: ({ tz, from, to }): Record<string, string> =>
+      tz || !from || !to ? { tz: 'America/Sao_Paulo' } : { from, to },
+  },
+  adminAuditLog: {},
+  adminListWebhookDeliveries: {},
+  adminRedeliverWebhook: {},
+  adminSendTestWebhook: {},
+  adminBusInfo: {},
+  adminFaceQuality: { faces: true, body: (g, f) => ({ ...g, image: f.faceFrame }) },
+
+  // Person portal
+  requestPortalMagicLink: {},
+  verifyPortalMagicLink: {
+    prepare: async (f) => ({ query: { token: await f.magicLinkToken(f.portal.email) } }),
+  },
+  getMe: {},
+  updateMe: { body: (g, f) => ({ ...g, photo: f.faceFrame }) },
+  getMyPhoto: {},
+  listMySessions: {},
+  endMySession: {
+    prepare: async (f) => {
+      const other = await f.call(
+        'GET',
+        `/v1/portal/auth/magic-link/verify?token=${await f.magicLinkToken(f.portal.email)}`,
+      );
+      const sessions = await f.call('GET', '/v1/me/sessions', {
+        headers: { authorization: `Bearer ${other.body.accessToken}` },
+      });
+      const current = (sessions.body.items as { id: string; current: boolean }[]).find((s) => s.current);
+      return { params: { id: current!.id } };
+    },
+  },
+  listMyBiometrics: {},
+  revokeMyBiometrics: {
+    prepare: async (f) => {
+      const portal = await f.newPortalPerson();
+      if (f.enrollsFaces) await f.enroll(portal.personId);
+      return { headers: portal.headers };
+    },
+  },
+  listMyCheckins: {},
+  getMyNotificationPreferences: {},
+  updateMyNotificationPreferences: {},
+  listMyBiometricImages: {},
+  getMyBiometricImageFile: { faces: true },
+  requestMyDeletion: { prepare: freshPortal },
+  getMyDeletionRequest: {
+    prepare: async (f) => {
+      const portal = await f.newPortalPerson();
+      await f.deletionConfirmToken(portal);
+      return { headers: portal.headers };
+    },
+  },
+  cancelMyDeletionRequest: {
+    prepare: async (f) => {
+      const portal = await f.newPortalPerson();
+      await f.deletionConfirmToken(portal);
+      return { headers: portal.headers };
+    },
+  },
+  confirmMyDeletion: {
+    prepare: async (f) => ({ body: { token: await f.deletionConfirmToken(await f.newPortalPerson()) } }),
+  },
+  requestMyDataExport: { prepare: freshPortal },
+  downloadMyDataExport: {
+    prepare: async (f) => {
+      const portal = await f.newPortalPerson();
+      await f.call('POST', '/v1/me/data-export', { headers: portal.headers, body: {} });
+      const mail = await waitForMail(f.app.smtp, portal.email, /Your data export is ready/);
+      const link = /\/v1\/portal\/data-exports\/([^/\s]+)\/download\?(\S+)/.exec(mail)!;
+      return { params: { id: link[1]! }, query: Object.fromEntries(new URLSearchParams(link[2]!)) };
+    },
+  },
+};
+
+/** What an event's fields must also satisfy beyond their schemas: an IANA time zone, an end not before the start. */
+function eventRules(g: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...g };
+  if (typeof out.timeZone === 'string') out.timeZone = 'America/Sao_Paulo';
+  if (typeof out.startsAt === 'string' && typeof out.endsAt === 'string' && out.endsAt < out.startsAt)
+    [out.startsAt, out.endsAt] = [out.endsAt, out.startsAt];
+  return out;
+}
+
+/** A person registered on the public onboarding page: its id and single-use enrollment token. */
+async function register(f: Fixtures): Promise<{ personId: string; enrollment_token: string }> {
+  const res = await f.call('POST', '/v1/public/onboarding/register', {
+    body: {
+      tenantSlug: f.org.tenant.slug,
+      name: 'Contract Registrant',
+      document: f.unique('reg'),
+      email: `${f.unique('reg')}@example.com`,
+    },
+  });
+  if (res.status !== 201) throw new Error(`set-up: register answered ${res.status}: ${res.text}`);
+  return res.body;
+}
