@@ -50,9 +50,7 @@ export function createTransport(
       if (!attempt.headers.has(name)) attempt.headers.set(name, value);
     }
     if (retry.timeoutMs !== undefined) {
-      attempt = new Request(attempt, {
-        signal: AbortSignal.any([attempt.signal, AbortSignal.timeout(retry.timeoutMs)]),
-      });
+      attempt = new Request(attempt, { signal: abortAfter(request.signal, retry.timeoutMs) });
     }
     const response = await deps.fetch(attempt);
     credentials.observe?.(attempt.url, response);
@@ -76,6 +74,21 @@ export function createTransport(
       await deps.sleep(wait);
     }
   };
+}
+
+/**
+ * The caller's signal or a timeout, whichever aborts first. Not `AbortSignal.any`: Node 20 holds its
+ * sources weakly, so once the garbage collector has run, a timeout signal that nothing listens to is
+ * gone and never fires (an attempt the peer never answers then waits for ever). Listening to the
+ * timeout keeps it alive until it fires.
+ */
+function abortAfter(signal: AbortSignal, ms: number): AbortSignal {
+  const controller = new AbortController();
+  for (const source of [signal, AbortSignal.timeout(ms)]) {
+    if (source.aborted) controller.abort(source.reason);
+    else source.addEventListener('abort', () => controller.abort(source.reason), { once: true });
+  }
+  return controller.signal;
 }
 
 const SESSION_ROUTES = new Set([

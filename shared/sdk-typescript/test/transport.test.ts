@@ -2,6 +2,8 @@
 // rarely answers 503 on demand): which answers are retried, how long the SDK waits, when it stops.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPortico, ok, PorticoError } from '../src/index.js';
 
@@ -79,5 +81,35 @@ it('aborts an attempt that outlives timeoutMs', async () => {
   const started = Date.now();
   await expect(client([], { timeoutMs: 200 }).api.GET('/v1/persons')).rejects.toThrow(/abort|timeout/i);
   expect(Date.now() - started).toBeLessThan(5_000);
+  script = [];
+});
+
+it('still aborts at timeoutMs after the garbage collector ran during the attempt', async () => {
+  // Node 20's AbortSignal.any holds its sources weakly: a collected timeout signal never fires.
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  script = [{ status: 'hang' }];
+  const attempt = client([], { timeoutMs: 300 })
+    .api.GET('/v1/persons')
+    .then(
+      () => 'answered',
+      (error: Error) => error.name,
+    );
+  const collecting = setInterval(gc, 50);
+  const outcome = await Promise.race([
+    attempt,
+    new Promise((resolve) => setTimeout(() => resolve('still pending after 3 s'), 3_000)),
+  ]);
+  clearInterval(collecting);
+  expect(outcome).toBe('TimeoutError');
+  script = [];
+});
+
+it("the caller's signal still aborts an attempt that has a timeoutMs", async () => {
+  script = [{ status: 'hang' }];
+  const controller = new AbortController();
+  const attempt = client([], { timeoutMs: 60_000 }).api.GET('/v1/persons', { signal: controller.signal });
+  setTimeout(() => controller.abort(), 100);
+  await expect(attempt).rejects.toThrow(/abort/i);
   script = [];
 });
