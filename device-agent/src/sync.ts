@@ -2,12 +2,11 @@
 // from the device replica feed. Online and offline are what the last exchange showed: while the cloud
 // is unreachable the loop backs off (doubling up to a ceiling), and the backlog drains by itself
 // when it answers again. Nobody switches anything.
-import { SYNC_BATCH_MAX, type Replica as ReplicaPage, type SyncBatchResult, type z } from '@portico/contract';
+import { SYNC_BATCH_MAX, type Replica as ReplicaPage } from '@portico/contract';
+import { createPortico } from '@portico/sdk';
 import type { AgentConfig } from './config.js';
 import type { Queue } from './queue.js';
 import type { Replica } from './replica.js';
-
-type BatchResult = z.infer<typeof SyncBatchResult>;
 
 export interface SyncState {
   online: boolean;
@@ -53,27 +52,30 @@ export function createSync(deps: {
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  async function call<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-    let res: Response;
+  const portico = createPortico({
+    baseUrl: config.cloudUrl,
+    device: { internalSecret: config.internalSecret, token: config.deviceToken },
+    // No retries inside a call: the loop below is the agent's retry. It backs off while the cloud
+    // fails, keeps the queue meanwhile and reports each failure in the status at once.
+    retry: { maxRetries: 0, timeoutMs: REQUEST_TIMEOUT_MS },
+  });
+
+  /** The data of one SDK call; a cloud that cannot be reached or refuses is a CloudError. */
+  async function call<D>(
+    what: string,
+    request: Promise<{ data?: D; error?: unknown; response: Response }>,
+  ): Promise<D> {
+    let result: Awaited<typeof request>;
     try {
-      res = await fetch(`${config.cloudUrl}${path}`, {
-        method: init.method ?? 'GET',
-        headers: {
-          'x-internal-secret': config.internalSecret,
-          'x-device-token': config.deviceToken,
-          ...(init.body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
+      result = await request;
     } catch (error) {
       throw new CloudError(`cloud unreachable: ${(error as Error).message}`);
     }
-    if (!res.ok) {
-      const text = await res.text().catch(() => '');
-      throw new CloudError(`cloud answered ${res.status} on ${path}: ${text.slice(0, 200)}`);
+    if (!result.response.ok) {
+      const text = typeof result.error === 'string' ? result.error : JSON.stringify(result.error ?? '');
+      throw new CloudError(`cloud answered ${result.response.status} on ${what}: ${text.slice(0, 200)}`);
     }
-    return (await res.json()) as T;
+    return result.data as D;
   }
 
   async function flush() {
@@ -82,10 +84,10 @@ export function createSync(deps: {
       if (items.length === 0) return;
       // What stays queued besides this batch, for the tenant's admins (the device's last report).
       const queueLength = Math.max(0, (await queue.length()) - items.length);
-      const { results } = await call<BatchResult>('/v1/sync/batch', {
-        method: 'POST',
-        body: { items, queueLength },
-      });
+      const { results } = await call(
+        '/v1/sync/batch',
+        portico.api.POST('/v1/sync/batch', { body: { items, queueLength } }),
+      );
       // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one
       // would be rejected again (the cloud keeps no partial state for it).
       state.rejected += results.filter((r) => r.status === 'rejected').length;
@@ -99,11 +101,10 @@ export function createSync(deps: {
     const since = replica.get(token)?.checkpoint ?? null;
     let cursor: string | null = null;
     do {
-      const query = new URLSearchParams({ limit: '2000' });
-      if (cursor) query.set('cursor', cursor);
-      else if (since) query.set('since', since);
-      const page: ReplicaPage = await call<ReplicaPage>(
-        `/v1/sync/events/${encodeURIComponent(token)}/replica?${query}`,
+      const query = { limit: 2000, ...(cursor ? { cursor } : since && { since }) };
+      const page: ReplicaPage = await call(
+        `/v1/sync/events/${token}/replica`,
+        portico.api.GET('/v1/sync/events/{token}/replica', { params: { path: { token }, query } }),
       );
       cursor = page.nextCursor;
       await replica.apply(token, page, cursor === null, deps.now());

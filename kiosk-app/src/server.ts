@@ -7,6 +7,7 @@ import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createPortico } from '@portico/sdk';
 
 // Beside the sources, src/ui/ (bundled when the server starts); beside a build (dist/shell/main.mjs),
 // dist/shell/ui/ with app.js already bundled, so a packaged kiosk needs no esbuild.
@@ -47,6 +48,30 @@ export async function startKioskServer(options: {
     },
   };
   const agent = new URL(options.agentUrl);
+  // The page shows its cached branding meanwhile: one short attempt, no retries.
+  const cloud = createPortico({
+    baseUrl: options.cloudUrl,
+    retry: { maxRetries: 0, timeoutMs: BRANDING_TIMEOUT_MS },
+  });
+
+  /** The cloud's answer as it came (status and JSON body), or 502 when it does not answer. */
+  async function relayBranding(res: http.ServerResponse, segment: string) {
+    let token: string;
+    try {
+      token = decodeURIComponent(segment);
+    } catch {
+      return problem(res, 404, 'not_found', 'No such event');
+    }
+    try {
+      const { data, error, response } = await cloud.api.GET('/v1/events/{token}/branding', {
+        params: { path: { token } },
+      });
+      res.writeHead(response.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(JSON.stringify(data ?? error));
+    } catch {
+      problem(res, 502, 'cloud_unreachable', 'The cloud does not answer');
+    }
+  }
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://kiosk');
@@ -75,14 +100,7 @@ export async function startKioskServer(options: {
     }
     const branding = /^\/branding\/([^/]+)$/.exec(url.pathname);
     if (branding && req.method === 'GET') {
-      void fetch(`${options.cloudUrl}/v1/events/${branding[1]}/branding`, {
-        signal: AbortSignal.timeout(BRANDING_TIMEOUT_MS),
-      })
-        .then(async (answer) => {
-          res.writeHead(answer.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
-          res.end(await answer.text());
-        })
-        .catch(() => problem(res, 502, 'cloud_unreachable', 'The cloud does not answer'));
+      void relayBranding(res, branding[1]!);
       return;
     }
     const file = req.method === 'GET' ? files[url.pathname] : undefined;
