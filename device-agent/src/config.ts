@@ -34,6 +34,10 @@ const Env = z.object({
   MAX_BACKOFF_MS: z.coerce.number().int().min(50).default(60_000),
   /** `off`: no face engine (QR only; tests of the queue). */
   AGENT_FACE: z.enum(['on', 'off']).default('on'),
+  /**
+   * One (the default): the face engine runs in a thread of the agent (about 80 MB less resident
+   * memory); more: in as many worker processes (see face-engine's pool.ts).
+   */
   AGENT_FACE_WORKERS: z.coerce.number().int().min(1).default(1),
   /** A still image or a folder of them, served as the camera (tests, demos, units without a camera). */
   FRAME_SOURCE: z.string().optional(),

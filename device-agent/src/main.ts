@@ -5,7 +5,12 @@ import { loadAgentConfig } from './config.js';
 
 const config = loadAgentConfig();
 // The face workers start (loading their models) while the agent loads its replica.
-const face = config.face ? createFaceEngine({ workers: config.faceWorkers }) : null;
+const face = config.face
+  ? createFaceEngine({
+      workers: config.faceWorkers,
+      isolation: config.faceWorkers === 1 ? 'thread' : 'process',
+    })
+  : null;
 const agent = await startAgent(config, { face });
 console.log(
   JSON.stringify({

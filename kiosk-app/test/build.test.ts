@@ -120,6 +120,7 @@ describe('the kiosk build (dist/)', { timeout: 120_000 }, () => {
       command: '/opt/Portico Kiosk/portico-kiosk',
       args: [path.join(dist, 'agent/main.mjs')],
       env: {
+        ...policy.AGENT_MALLOC_ENV,
         ELECTRON_RUN_AS_NODE: '1',
         AGENT_DATA_DIR: '/home/kiosk/.config/Portico Kiosk/agent-data',
         PORTICO_MODEL_DIR: '/opt/Portico Kiosk/resources/models',

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  AGENT_MALLOC_ENV,
   agentCommand,
   createCrashPolicy,
   ensureAgent,
@@ -51,16 +52,20 @@ describe('kiosk shell policy', () => {
       command: 'node',
       args: ['--import', 'tsx', 'src/main.ts'],
       cwd: '/src/device-agent',
-      env: {},
+      env: AGENT_MALLOC_ENV,
     });
     // The environment wins over the package's defaults.
     expect(
       agentCommand({
         ...common,
         builtAgent: '/opt/kiosk/dist/agent/main.mjs',
-        env: { AGENT_DATA_DIR: '/var/lib/agent', PORTICO_MODEL_DIR: '/models' },
+        env: { AGENT_DATA_DIR: '/var/lib/agent', PORTICO_MODEL_DIR: '/models', MALLOC_ARENA_MAX: '4' },
       }).env,
-    ).toEqual({ ELECTRON_RUN_AS_NODE: '1', AGENT_DATA_DIR: '/var/lib/agent' });
+    ).toEqual({
+      MALLOC_MMAP_THRESHOLD_: AGENT_MALLOC_ENV.MALLOC_MMAP_THRESHOLD_,
+      ELECTRON_RUN_AS_NODE: '1',
+      AGENT_DATA_DIR: '/var/lib/agent',
+    });
   });
 
   describe('ensureAgent', () => {

@@ -1,11 +1,14 @@
 // Edge benchmark, device side: a 50,000-guest replica with templates written to the agent's store
-// (guests in RxDB, templates in the template store), loaded again as at start (time, resident memory),
-// and the local decision on it (a real photo probed with passive liveness, searched and calibrated
-// among 50,000 templates). Resident memory is the whole process tree: the agent and its face worker.
+// (guests in RxDB, templates in the template store), loaded again as at start (time), and the local
+// decision on it (a real photo probed with passive liveness, searched and calibrated among 50,000
+// templates). Then the agent itself, started as it is run (`pnpm agent`'s script, and the bundle the
+// kiosk starts when built) on that replica with the cloud unreachable: resident memory of its whole
+// process tree after 30 decisions at its local API (a fresh challenge each, three frames).
 // BENCH_AGENT_DIR with BENCH_AGENT_KEY (base64): only the load and the decisions, on a replica written
 // by an earlier run under that key (BENCH_AGENT_KEY alone: the key of a new one).
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +18,7 @@ import { createReplica } from '../../device-agent/src/replica.js';
 import { createSealer } from '../../device-agent/src/sealed.js';
 import { openStore } from '../../device-agent/src/store.js';
 import { openTemplateStore } from '../../device-agent/src/templates.js';
+import { agentCommand } from '../../kiosk-app/src/shell/policy.js';
 
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 50_000);
 const PAGE = 2_000;
@@ -36,10 +40,8 @@ function treeRss(pid = process.pid): { self: number; children: number } {
   walk(pid);
   return { self: rssOf(pid), children };
 }
-const rssLine = () => {
-  const { self, children } = treeRss();
-  return `${mb(self + children)} (agent ${mb(self)}, child processes ${mb(children)})`;
-};
+/** This bench process's resident memory (the agent's own is measured on the agent below). */
+const rssLine = () => mb(treeRss().self);
 
 function randomUnit(): Float32Array {
   const v = new Float32Array(512);
@@ -113,7 +115,7 @@ if (phase === 'write') {
   }
   console.log(
     `[edge bench] replica of ${GUESTS} guests with templates written in ${((performance.now() - started) / 1000).toFixed(1)} s ` +
-      `(a first full refresh, ${PAGE} guests a page); RSS after it ${rssLine()}`,
+      `(a first full refresh, ${PAGE} guests a page); this process's RSS after it ${rssLine()}`,
   );
   await db.close();
   // Measured again in a fresh process.
@@ -139,13 +141,14 @@ const cpuS = (usage: NodeJS.CpuUsage) => ((usage.user + usage.system) / 1e6).toF
 const held = replica.get(token)!;
 console.log(
   `[edge bench] replica loaded at start: ${held.guests.size} guests, ${held.index.size} templates in ${loadS.toFixed(2)} s (target <= 3 s), ` +
-    `CPU ${cpuS(cpu)} s (opening the store ${cpuS(opened)} s); RSS ${rssLine()}; ${rssBefore} before loading`,
+    `CPU ${cpuS(cpu)} s (opening the store ${cpuS(opened)} s); this process's RSS ${rssBefore} before, ${rssLine()} after`,
 );
 
 const photo = path.resolve(import.meta.dirname, '../../../shared/faces/bbt/leonard/leonard2.png');
 const frame = await readFile(photo).catch(() => null);
 if (frame) {
-  const engine = await createFaceEngine({ workers: 1 });
+  // As the agent runs it: one worker, a thread of the process.
+  const engine = await createFaceEngine({ isolation: 'thread' });
   const times: number[] = [];
   for (let i = 0; i < 30; i++) {
     const t0 = performance.now();
@@ -159,12 +162,114 @@ if (frame) {
     `[edge bench] local decision (probe + passive liveness + search and calibration among ${held.index.size}): ` +
       `p50 ${times[15]!.toFixed(0)} ms, p90 ${times[27]!.toFixed(0)} ms (target p50 <= 100 ms)`,
   );
-  console.log(`[edge bench] RSS after 30 decisions, face worker running: ${rssLine()} (target <= 500 MB)`);
   await engine.close();
 } else {
   console.log('[edge bench] ../shared/faces absent: local decision not measured');
 }
 await db.close();
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The agent started by `command` on this replica: its tree's resident memory after 30 decisions. */
+async function agentMemory(
+  label: string,
+  command: { command: string; args: string[]; cwd?: string; env: Record<string, string> },
+) {
+  const port = 7390 + Math.floor(Math.random() * 500);
+  const agent = spawn(command.command, command.args, {
+    cwd: command.cwd,
+    env: {
+      ...process.env,
+      ...command.env,
+      // Nothing listens there: the agent is offline, as at a door without network.
+      PORTICO_CLOUD_URL: 'http://127.0.0.1:9',
+      INTERNAL_SECRET: 'bench-internal-secret-000000000',
+      DEVICE_TOKEN: 'pdt_bench',
+      EVENT_TOKENS: token,
+      AGENT_DATA_DIR: dir,
+      AGENT_DATA_KEY: key.toString('base64'),
+      AGENT_PORT: String(port),
+      MAX_REPLICA_AGE_S: String(7 * 24 * 3600),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    // A process group of its own: `sh -c` runs the agent as its child, and both are stopped together.
+    detached: true,
+  });
+  try {
+    const started = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      agent.once('exit', (code) => reject(new Error(`the agent exited with ${code}`)));
+      agent.stdout.on('data', (d: Buffer) => d.toString().includes('device agent listening') && resolve());
+    });
+    const listening = (performance.now() - started) / 1000;
+    const url = `http://127.0.0.1:${port}`;
+    const frames = [frame!, frame!, frame!].map((f) => f.toString('base64'));
+    const times: number[] = [];
+    const outcomes = new Map<string, number>();
+    for (let i = 0; i < 30; i++) {
+      const { nonce } = (await (await fetch(`${url}/challenge`)).json()) as { nonce: string };
+      const t0 = performance.now();
+      const res = await fetch(`${url}/events/${token}/identify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ frames, nonce }),
+      });
+      const { outcome } = (await res.json()) as { outcome?: string };
+      times.push(performance.now() - t0);
+      outcomes.set(`${res.status} ${outcome}`, (outcomes.get(`${res.status} ${outcome}`) ?? 0) + 1);
+    }
+    times.sort((a, b) => a - b);
+    const { self, children } = treeRss(agent.pid);
+    console.log(
+      `[edge bench] agent ${label}: listening after ${listening.toFixed(1)} s; 30 decisions at its API ` +
+        `(3 frames, active challenge; ${[...outcomes].map(([k, n]) => `${k} x${n}`).join(', ')}) p50 ${times[15]!.toFixed(0)} ms; ` +
+        `RSS after them ${mb(self + children)} (target <= 500 MB; the process tree${command.command === 'sh' ? ', sh included' : ''})`,
+    );
+  } finally {
+    const exited = new Promise((resolve) => agent.once('exit', resolve));
+    process.kill(-agent.pid!, 'SIGTERM');
+    await exited;
+    // The agent itself (under `sh -c`) may still be closing its store after the shell has gone.
+    while (groupAlive(agent.pid!)) await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+if (frame) {
+  const agentDir = path.resolve(import.meta.dirname, '../../device-agent');
+  const script = (
+    JSON.parse(readFileSync(path.join(agentDir, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  ).scripts.start;
+  await agentMemory('from its sources (`pnpm agent`)', {
+    command: 'sh',
+    args: ['-c', script],
+    cwd: agentDir,
+    env: {},
+  });
+  const built = path.resolve(import.meta.dirname, '../../kiosk-app/dist/agent/main.mjs');
+  if (existsSync(built)) {
+    const run = agentCommand({
+      builtAgent: built,
+      agentSourceDir: agentDir,
+      // Node instead of Electron's (ELECTRON_RUN_AS_NODE makes Electron a plain Node).
+      execPath: process.execPath,
+      userDataDir: dir,
+      modelDir: null,
+      env: { AGENT_DATA_DIR: dir },
+    });
+    await agentMemory('built, as the kiosk starts it', run);
+  } else {
+    console.log(
+      '[edge bench] kiosk-app/dist absent (pnpm --filter @portico/kiosk build): the built agent not measured',
+    );
+  }
+}
 console.log(
   `[edge bench] CPU: ${os.cpus()[0]?.model} x ${os.cpus().length}; load average ${os
     .loadavg()

@@ -68,6 +68,17 @@ export async function ensureAgent(options: {
 }
 
 /**
+ * glibc malloc settings the agent runs with (its `start` script sets the same): large buffers come
+ * from and go back to the kernel at once instead of staying in the heap, and two arenas instead of
+ * one per thread. Measured with a 50,000-guest replica after 30 decisions: 461 MB resident without,
+ * 397 MB with (device-agent README). Other C libraries ignore them. Set in the environment, they win.
+ */
+export const AGENT_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_ARENA_MAX: '2' } as const;
+
+const mallocDefaults = (env: Record<string, string | undefined>) =>
+  Object.fromEntries(Object.entries(AGENT_MALLOC_ENV).filter(([name]) => env[name] === undefined));
+
+/**
  * How the shell starts the device agent. Built (`pnpm --filter @portico/kiosk build`, a package): the
  * bundled `dist/agent/main.mjs` run by Electron's own Node (`ELECTRON_RUN_AS_NODE`), its data under the
  * app's user-data folder and its models from the package's resources unless the environment says
@@ -86,13 +97,14 @@ export function agentCommand(options: {
       command: options.env.NODE_BINARY ?? 'node',
       args: ['--import', 'tsx', 'src/main.ts'],
       cwd: options.agentSourceDir,
-      env: {},
+      env: mallocDefaults(options.env),
     };
   }
   return {
     command: options.execPath,
     args: [options.builtAgent],
     env: {
+      ...mallocDefaults(options.env),
       ELECTRON_RUN_AS_NODE: '1',
       AGENT_DATA_DIR: options.env.AGENT_DATA_DIR ?? `${options.userDataDir}/agent-data`,
       ...(options.modelDir && !options.env.PORTICO_MODEL_DIR && { PORTICO_MODEL_DIR: options.modelDir }),

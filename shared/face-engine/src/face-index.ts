@@ -1,6 +1,7 @@
 /**
  * In-memory 1:N index of face templates with cosine search. Two paths:
- * - exact: every template, float32 dot products (templates are stored L2-normalised);
+ * - exact: every template, dot products (templates are stored L2-normalised, as float16: half the
+ *   memory of float32 for a cosine that moves by about 10^-5, see search/half.ts);
  * - fast: every template projected to 128 dimensions (seeded randomised Hadamard projection)
  *   and quantised to int8, scanned by a WebAssembly SIMD kernel; the best candidates are then
  *   re-scored exactly. Data-independent: no training, adds and removes are O(1).
@@ -10,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { calibratedScore, COHORT_SIZE, cohortStats, type CohortStats } from './calibration.js';
 import { EMBEDDING_DIMENSIONS } from './embedding.js';
 import { seededRandom } from './seeded-random.js';
+import { HALF_VALUES, toHalf } from './search/half.js';
 import { TopK } from './search/top-k.js';
 
 export type SearchMode = 'exact' | 'fast' | 'auto';
@@ -148,13 +150,15 @@ export class FaceIndex {
   private readonly dims: number;
   private readonly projection: Projection;
   private capacity = 0;
-  private vectors = new Float32Array(0);
+  /** The templates, L2-normalised, as float16 bits (`HALF_VALUES` reads them), `dims` per row. */
+  private vectors = new Uint16Array(0);
   private ids: string[] = [];
   private readonly rows = new Map<string, number>();
   private readonly kernel = loadKernel();
   /** The kernel's memory as bytes (the int8 templates live there), replaced when it grows. */
   private mat = new Int8Array(0);
   private readonly projected = new Float32Array(PROJECTED);
+  private readonly unitScratch: Float32Array;
   /** A template's cohort statistics and the index size they were measured at (see calibrate). */
   private readonly templateStats = new Map<string, { stats: CohortStats; size: number }>();
 
@@ -164,6 +168,7 @@ export class FaceIndex {
       throw new RangeError(`dimensions must be a multiple of 4 and at least ${PROJECTED}`);
     }
     this.projection = new Projection(this.dims, options.seed ?? 0x5eed);
+    this.unitScratch = new Float32Array(this.dims);
     this.reserve(Math.max(16, options.initialCapacity ?? 1024));
   }
 
@@ -191,9 +196,13 @@ export class FaceIndex {
     let norm = 0;
     for (let i = 0; i < this.dims; i++) norm += embedding[i]! * embedding[i]!;
     const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+    const unit = this.unitScratch;
     const base = row * this.dims;
-    for (let i = 0; i < this.dims; i++) this.vectors[base + i] = embedding[i]! * inv;
-    this.projection.apply(this.vectors, base, this.projected);
+    for (let i = 0; i < this.dims; i++) {
+      unit[i] = embedding[i]! * inv;
+      this.vectors[base + i] = toHalf(unit[i]!);
+    }
+    this.projection.apply(unit, 0, this.projected);
     const mat = this.mat;
     const at = this.matOffset + row * PROJECTED;
     const scale = 127 / RANGE_I8;
@@ -202,13 +211,11 @@ export class FaceIndex {
   }
 
   /**
-   * The stored templates, L2-normalised, in row order (e.g. to write them to disk without keeping a
-   * second copy). Each vector is a view on the index's storage, valid until the index next changes.
+   * The stored templates, L2-normalised (as stored: float16 values), in row order, e.g. to write them
+   * to disk without keeping a second copy: one vector is made at a time.
    */
   *entries(): IterableIterator<[string, Float32Array]> {
-    for (let row = 0; row < this.ids.length; row++) {
-      yield [this.ids[row]!, this.vectors.subarray(row * this.dims, (row + 1) * this.dims)];
-    }
+    for (let row = 0; row < this.ids.length; row++) yield [this.ids[row]!, this.template(row)];
   }
 
   /** Removes a template; the last row moves into the hole so storage stays dense. */
@@ -294,7 +301,7 @@ export class FaceIndex {
     const size = this.ids.length;
     const held = this.templateStats.get(id);
     if (held && Math.abs(size - held.size) <= held.size / 10) return held.stats;
-    const own = this.vectors.subarray(row * this.dims, (row + 1) * this.dims);
+    const own = this.template(row);
     const stats = cohortStats(cohort.filter((r) => r !== row).map((r) => this.dot(own, r)));
     this.templateStats.set(id, { stats, size });
     return stats;
@@ -326,7 +333,7 @@ export class FaceIndex {
   }
 
   private reserve(capacity: number): void {
-    const vectors = new Float32Array(capacity * this.dims);
+    const vectors = new Uint16Array(capacity * this.dims);
     vectors.set(this.vectors.subarray(0, this.ids.length * this.dims));
     this.vectors = vectors;
     this.capacity = capacity;
@@ -357,18 +364,26 @@ export class FaceIndex {
     return top.sorted().map((c) => c.item);
   }
 
+  private template(row: number): Float32Array {
+    const out = new Float32Array(this.dims);
+    const base = row * this.dims;
+    for (let i = 0; i < this.dims; i++) out[i] = HALF_VALUES[this.vectors[base + i]!]!;
+    return out;
+  }
+
   private dot(unit: Float32Array, row: number): number {
     const v = this.vectors;
+    const h = HALF_VALUES;
     const base = row * this.dims;
     let s0 = 0;
     let s1 = 0;
     let s2 = 0;
     let s3 = 0;
     for (let i = 0; i < this.dims; i += 4) {
-      s0 += v[base + i]! * unit[i]!;
-      s1 += v[base + i + 1]! * unit[i + 1]!;
-      s2 += v[base + i + 2]! * unit[i + 2]!;
-      s3 += v[base + i + 3]! * unit[i + 3]!;
+      s0 += h[v[base + i]!]! * unit[i]!;
+      s1 += h[v[base + i + 1]!]! * unit[i + 1]!;
+      s2 += h[v[base + i + 2]!]! * unit[i + 2]!;
+      s3 += h[v[base + i + 3]!]! * unit[i + 3]!;
     }
     return s0 + s1 + s2 + s3;
   }

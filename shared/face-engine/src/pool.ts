@@ -1,15 +1,21 @@
 /**
- * A fixed pool of worker processes, one analysis at a time each, so ONNX inference and pixel work
- * never run on the caller's event loop. A crashed worker fails its job and is replaced.
+ * A fixed pool of workers, one analysis at a time each, so ONNX inference and pixel work never run on
+ * the caller's event loop. A crashed worker fails its job and is replaced.
  *
- * Processes, not worker threads: ONNX Runtime applies `set_denormal_as_zero` once per process, to the
- * thread that creates the first session (threads started later from that thread inherit it). In a
+ * Workers are processes by default. ONNX Runtime applies `set_denormal_as_zero` once per process, to
+ * the thread that creates the first session (threads started later from that thread inherit it). In a
  * pool of threads started by a thread without it, only the first worker flushed denormals; the others
  * ran the embedder about 7x slower (measured here: 11.9 ms against 86.8 ms per `fr_feature` run; two
- * processes: 10.9 and 14.0 ms).
+ * processes: 10.9 and 14.0 ms). One worker can be a thread of the caller's process instead
+ * (`isolation: 'thread'`): it is the first to create sessions, so it flushes denormals, and the
+ * process saves a second Node runtime and second copies of ONNX Runtime, sharp and the models (about
+ * 80 MB resident, measured for the device agent). The price: a native crash in a model takes the
+ * caller's process down with it, where a worker process would only be replaced.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { OffloadableModel } from './analyzer.js';
 import type { DecodeLimits } from './decode.js';
 import { FaceEngineError, type FaceEngineErrorCode } from './errors.js';
@@ -45,7 +51,7 @@ export interface OffloadReply {
   readonly offloadReply: { readonly id: number; readonly output: Float32Array | null };
 }
 
-/** The first message a worker process receives: its models (already verified) and limits. */
+/** The first message a worker receives: its models (already verified) and limits. */
 export interface WorkerInit {
   readonly init: { readonly models: Record<ModelName, Uint8Array>; readonly limits: DecodeLimits };
 }
@@ -58,8 +64,54 @@ interface Job {
   readonly reject: (error: Error) => void;
 }
 
+/** Where the pool's workers run (see the top of this file). */
+export type WorkerIsolation = 'process' | 'thread';
+
+/**
+ * A worker as the pool drives it, a process or a thread alike: it emits 'message', 'error' and 'exit'.
+ */
+interface WorkerLink {
+  readonly events: EventEmitter;
+  send(message: WorkerInit | WorkerRequest | OffloadReply): void;
+  /** Ends the worker; 'exit' follows unless it has exited already. */
+  kill(): void;
+  readonly exited: boolean;
+}
+
+function startWorker(isolation: WorkerIsolation): WorkerLink {
+  if (isolation === 'thread') {
+    // No inherited flags, as for a process: the entry registers its own TypeScript loader.
+    const thread = new Worker(WORKER_ENTRY, { execArgv: [] });
+    let exited = false;
+    thread.once('exit', () => (exited = true));
+    return {
+      events: thread,
+      send: (message) => thread.postMessage(message),
+      kill: () => void thread.terminate(),
+      get exited() {
+        return exited;
+      },
+    };
+  }
+  // Structured clone ("advanced") keeps typed arrays typed; no inherited flags (a profiler or a test
+  // runner's loader): the entry registers its own TypeScript loader.
+  const child = fork(WORKER_ENTRY, [], {
+    serialization: 'advanced',
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return {
+    events: child,
+    send: (message) => child.send(message),
+    kill: () => child.kill(),
+    get exited() {
+      return child.exitCode !== null || child.signalCode !== null;
+    },
+  };
+}
+
 interface Slot {
-  worker: ChildProcess;
+  worker: WorkerLink;
   job: Job | undefined;
 }
 
@@ -77,14 +129,20 @@ export class WorkerPool {
   private constructor(
     private readonly models: Record<ModelName, Uint8Array>,
     private readonly limits: DecodeLimits,
+    private readonly isolation: WorkerIsolation,
   ) {}
 
+  /** `size` workers; with `isolation: 'thread'`, only one (see the top of this file). */
   static async start(
     size: number,
     models: Record<ModelName, Uint8Array>,
     limits: DecodeLimits,
+    isolation: WorkerIsolation = 'process',
   ): Promise<WorkerPool> {
-    const pool = new WorkerPool(models, limits);
+    if (isolation === 'thread' && size !== 1) {
+      throw new RangeError('a face engine in a thread has one worker: use processes for more');
+    }
+    const pool = new WorkerPool(models, limits, isolation);
     try {
       await Promise.all(Array.from({ length: size }, () => pool.spawn()));
     } catch (error) {
@@ -105,38 +163,33 @@ export class WorkerPool {
   private spawn(): Promise<void> {
     this.starting++;
     const started = new Promise<void>((resolve, reject) => {
-      // Structured clone ("advanced") keeps typed arrays typed; no inherited flags (a profiler or a
-      // test runner's loader): the entry registers its own TypeScript loader.
-      const worker = fork(WORKER_ENTRY, [], {
-        serialization: 'advanced',
-        execArgv: [],
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
+      const worker = startWorker(this.isolation);
       const slot: Slot = { worker, job: undefined };
+      const { events } = worker;
       const failStartup = (message: string): void => {
-        worker.removeAllListeners();
+        events.removeAllListeners();
         worker.kill();
         reject(new FaceEngineError('engine_failure', `face worker failed to start: ${message}`));
       };
       const onStartupExit = (code: number | null): void => failStartup(`exited with code ${code}`);
       const onStartupError = (error: Error): void => failStartup(error.message);
-      worker.once('message', (reply: StartupReply) => {
+      events.once('message', (reply: StartupReply) => {
         if (!reply.ready) return failStartup(reply.message);
-        worker.off('exit', onStartupExit);
-        worker.off('error', onStartupError);
-        worker.on('message', (msg: WorkerReply | OffloadRequest) =>
+        events.off('exit', onStartupExit);
+        events.off('error', onStartupError);
+        events.on('message', (msg: WorkerReply | OffloadRequest) =>
           'offload' in msg ? this.lend(slot, msg.offload) : this.finish(slot, msg),
         );
-        worker.on('error', (error) => this.crash(slot, error));
-        worker.on('exit', (code, signal) =>
+        events.on('error', (error: Error) => this.crash(slot, error));
+        events.on('exit', (code: number | null, signal?: NodeJS.Signals | null) =>
           this.crash(slot, new Error(`face worker exited with ${signal ?? `code ${code}`}`)),
         );
         this.slots.push(slot);
         this.pump();
         resolve();
       });
-      worker.once('exit', onStartupExit);
-      worker.once('error', onStartupError);
+      events.once('exit', onStartupExit);
+      events.once('error', onStartupError);
       const init: WorkerInit = { init: { models: this.models, limits: this.limits } };
       worker.send(init);
     });
@@ -226,7 +279,7 @@ export class WorkerPool {
     this.slots.splice(index, 1);
     slot.job?.reject(new FaceEngineError('engine_failure', `face worker crashed: ${error.message}`));
     slot.job = undefined;
-    slot.worker.removeAllListeners('message');
+    slot.worker.events.removeAllListeners('message');
     slot.worker.kill();
     if (!this.isClosed) this.spawn().catch(() => this.failQueueIfEmpty());
   }
@@ -244,15 +297,15 @@ export class WorkerPool {
       job.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
     const slots = this.slots.splice(0);
     for (const slot of slots) {
-      slot.worker.removeAllListeners('exit');
+      slot.worker.events.removeAllListeners('exit');
       slot.job?.reject(new FaceEngineError('engine_closed', 'face engine is closed'));
     }
     await Promise.all(
       slots.map(
         ({ worker }) =>
           new Promise<void>((resolve) => {
-            if (worker.exitCode !== null || worker.signalCode !== null) return resolve();
-            worker.once('exit', () => resolve());
+            if (worker.exited) return resolve();
+            worker.events.once('exit', () => resolve());
             worker.kill();
           }),
       ),

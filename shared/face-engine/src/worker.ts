@@ -1,7 +1,9 @@
 /**
- * One pool worker process: owns its ONNX sessions (its first one flushes denormals for this process)
- * and analyses one frame at a time for the pool, talking over the IPC channel of `fork`.
+ * One pool worker: owns its ONNX sessions (its first one flushes denormals for its thread) and
+ * analyses one frame at a time for the pool, talking over the IPC channel of `fork` in a process of
+ * its own, or over its port as a thread of the pool's process.
  */
+import { parentPort } from 'node:worker_threads';
 import { Analyzer, type ModelOffload } from './analyzer.js';
 import { isFaceEngineError } from './errors.js';
 import type {
@@ -13,12 +15,16 @@ import type {
   WorkerRequest,
 } from './pool.js';
 
-if (!process.send) throw new Error('worker.ts must run in a process forked with an IPC channel');
+if (!parentPort && !process.send) {
+  throw new Error('worker.ts must run in a worker thread or in a process forked with an IPC channel');
+}
+const channel = parentPort ?? process;
 const send = (message: WorkerReply | OffloadRequest | StartupReply): void => {
-  process.send!(message);
+  if (parentPort) parentPort.postMessage(message);
+  else process.send!(message);
 };
-// The pool's process went away (crash, kill -9): nothing left to work for.
-process.on('disconnect', () => process.exit(0));
+// The pool's process went away (crash, kill -9): nothing left to work for. (A thread ends with it.)
+if (!parentPort) process.on('disconnect', () => process.exit(0));
 
 // Model runs this worker has asked the pool to lend to an idle worker, by request id.
 const lent = new Map<number, (output: Float32Array | null) => void>();
@@ -62,10 +68,10 @@ async function serve(analyzer: Analyzer, message: WorkerRequest | OffloadReply):
   }
 }
 
-process.once('message', ({ init }: WorkerInit) => {
+channel.once('message', ({ init }: WorkerInit) => {
   Analyzer.create(init.models, { limits: init.limits, offload }).then(
     (analyzer) => {
-      process.on('message', (message: WorkerRequest | OffloadReply) => void serve(analyzer, message));
+      channel.on('message', (message: WorkerRequest | OffloadReply) => void serve(analyzer, message));
       send({ ready: true });
     },
     (error: unknown) => send({ ready: false, message: (error as Error).message }),

@@ -276,6 +276,29 @@ describe('analyze on the registry group photos', () => {
     }
   }, 60_000);
 
+  it('runs one worker as a thread of this process: no process forked, the same analysis as a worker process', async () => {
+    const workerPids = () =>
+      execFileSync('pgrep', ['-P', String(process.pid), '-f', 'worker-entry'], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean);
+    const before = workerPids();
+    const threaded = await createFaceEngine({ isolation: 'thread' });
+    try {
+      expect(threaded.status()).toMatchObject({ ready: true, workers: 1, modelId: EMBEDDING_MODEL_ID });
+      expect(workerPids()).toEqual(before);
+      for (const name of ['sample1.jpg', 'sample6.jpg']) {
+        const r = await threaded.analyze(photos.get(name)!, { liveness: true });
+        expect(cosineSimilarity(r.embedding, results.get(name)!.embedding), name).toBeGreaterThan(0.99999);
+        expect(r.liveness?.score, name).toBeCloseTo(results.get(name)!.liveness!.score, 4);
+      }
+      expect(await codeOf(threaded.probe(Buffer.from('not an image')))).toBe('unsupported_image');
+    } finally {
+      await threaded.close();
+    }
+    expect(await codeOf(threaded.probe(photos.get('sample1.jpg')!))).toBe('engine_closed');
+    await expect(createFaceEngine({ isolation: 'thread', workers: 2 })).rejects.toThrow(/one worker/);
+  }, 60_000);
+
   it('refuses work after close with engine_closed', async () => {
     const other = await createFaceEngine({ workers: 1 });
     await other.close();

@@ -63,7 +63,11 @@ export function createTransport(
       let response = await send(request);
       if (response.status === 401 && !renewed && credentials.renew && !isSessionRoute(request.url)) {
         renewed = true;
-        if (await credentials.renew()) response = await send(request);
+        if (await credentials.renew()) {
+          // The refused answer is dropped: free its connection before sending again.
+          await response.body?.cancel();
+          response = await send(request);
+        }
       }
       if (!RETRYABLE.has(response.status) || attempt >= maxRetries) return response;
       const asked = retryAfterMs(response.headers.get('retry-after'));
