@@ -1,5 +1,5 @@
 // Starts the HTTP server on a built runtime and stops everything gracefully.
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { answerClientError } from './http/client-error.js';
@@ -32,6 +32,19 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
       ),
     );
   });
+  // Responses not finished yet. A stop lets requests in flight finish, but an event stream (the
+  // console's live check-ins) never does: it is ended at once (its client reconnects, to another
+  // process when there is one) instead of holding the stop for its whole grace.
+  const unfinished = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    unfinished.add(res);
+    res.once('close', () => unfinished.delete(res));
+  });
+  const endStreams = () => {
+    for (const res of unfinished) {
+      if (String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) res.end();
+    }
+  };
   const workers = startWorkers(runtime.deps);
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
@@ -48,6 +61,7 @@ export async function startServer(runtime: Runtime): Promise<RunningServer> {
             resolve();
           });
           server.closeIdleConnections();
+          endStreams();
         });
         await workers.stop();
         await runtime.close();

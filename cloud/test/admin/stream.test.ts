@@ -86,6 +86,12 @@ describe('live check-in stream', () => {
   let gala: string;
   let ana: string;
   const streams: Stream[] = [];
+  // API processes of one deployment: the same secrets, database and broker.
+  const env = {
+    INTERNAL_SECRET,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+  };
   const open = async (app: TestApp, headers: Headers) => {
     const s = await openStream(`${app.url}/v1/admin/checkins/stream`, headers);
     streams.push(s);
@@ -93,12 +99,6 @@ describe('live check-in stream', () => {
   };
 
   beforeAll(async () => {
-    // Two API processes of one deployment: the same secrets, database and broker.
-    const env = {
-      INTERNAL_SECRET,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    };
     t = await createTestApp({ env });
     second = await createTestApp({ env: { ...env, MQTT_URL: t.deps.bus.url }, database: t.deps.db });
     a = await adminOf(t);
@@ -111,6 +111,18 @@ describe('live check-in stream', () => {
     await second?.close();
     await t?.close();
   });
+
+  it('is ended by a server stop at once, not after the stop’s grace for requests in flight', async () => {
+    const third = await createTestApp({ env: { ...env, MQTT_URL: t.deps.bus.url }, database: t.deps.db });
+    const s = await openStream(`${third.url}/v1/admin/checkins/stream`, a.headers);
+    await expect.poll(() => s.comments).toContain('connected');
+    let ended = false;
+    void s.ended.then(() => (ended = true));
+    // A minute of grace: the stop waits for it only if the stream is left open.
+    const stopping = third.close(60_000);
+    await expect.poll(() => ended, { timeout: 10_000 }).toBe(true);
+    await stopping;
+  }, 30_000);
 
   it('answers text/event-stream and says it is connected', async () => {
     const s = await open(t, a.headers);

@@ -23,7 +23,8 @@ export interface TestApp {
     path: string,
     init?: { body?: unknown; raw?: string; headers?: Record<string, string> },
   ): Promise<TestResponse>;
-  close(): Promise<void>;
+  /** Stops the server (requests in flight get `graceMs`) and the runtime, and removes the data. */
+  close(graceMs?: number): Promise<void>;
 }
 
 export interface TestResponse {
@@ -88,8 +89,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       }
       return { status: res.status, headers: res.headers, body: parsed, text };
     },
-    async close() {
-      await running.stop(1000);
+    async close(graceMs = 1000) {
+      await running.stop(graceMs);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -45,8 +45,9 @@ export function createCheckinStream(
     const seen = new Set<string>();
     let queue: Promise<void> = Promise.resolve();
 
+    // Not after the end: the server ends open streams when it stops (server.ts).
     const write = (chunk: string) => {
-      if (!closed) res.write(chunk);
+      if (!closed && !res.writableEnded) res.write(chunk);
     };
     const send = (items: AdminCheckin[]) => {
       for (const item of items) {
@@ -85,7 +86,7 @@ export function createCheckinStream(
     // expires (the client reconnects with a fresh one) or, checked with every keep-alive, when the
     // session has ended.
     const end = () => {
-      if (!closed) res.end();
+      if (!closed && !res.writableEnded) res.end();
     };
     const keepAlive = setInterval(() => {
       sessionLive(actor).then(
