@@ -1,13 +1,15 @@
 // The local API the kiosk UI calls, on localhost only: status (and a live stream of it), liveness
-// challenge, identify, QR, the live face guide, and the staff fallback (PIN, guest search, manual
-// check-in; refused to any caller not on this machine). Each route is declared once with its zod schemas, which validate the
-// request and document it at /docs-json.
+// challenge (and its frames, streamed as they are taken), identify, QR, the live face guide, and the
+// staff fallback (PIN, guest search, manual check-in; refused to any caller not on this machine).
+// Each route is declared once with its zod schemas, which validate the request and document it at
+// /docs-json.
 import http from 'node:http';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@portico/contract';
 import { DoorError, type Door } from './door.js';
 import type { FrameSource } from './camera.js';
 import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
+import { CHALLENGE_MAX_FRAMES } from './liveness.js';
 import type { Replica } from './replica.js';
 import { PIN_PATTERN } from './pin.js';
 import type { Staff } from './staff.js';
@@ -52,15 +54,43 @@ const Problem = z
   .object({ status: z.number().int(), code: z.string(), detail: z.string() })
   .openapi('AgentProblem');
 const TokenParams = z.object({ token: z.string().min(1).max(128) });
+const BODY_LIMIT = 40 * 1024 * 1024;
 const IdentifyBody = z
   .strictObject({
-    frames: z.array(z.string().min(1)).min(1).max(8).openapi({
-      description:
-        'Base64 JPEG or PNG frames: one without liveness; with it, a short sequence in the order taken, showing the challenge.',
-    }),
+    frames: z
+      .array(z.string().min(1))
+      .min(1)
+      .max(CHALLENGE_MAX_FRAMES)
+      .optional()
+      .openapi({
+        description:
+          'Base64 JPEG or PNG frames: one without liveness; with it, a short sequence in the order taken, ' +
+          'showing the challenge. Without `frames`, the frames streamed for `nonce` ' +
+          '(`POST /challenge/{nonce}/frames`) are used.',
+      }),
     nonce: z.string().max(64).optional(),
   })
+  .refine((b) => b.frames !== undefined || b.nonce !== undefined, {
+    message: 'send frames, or the nonce of a challenge whose frames were streamed',
+  })
   .openapi('IdentifyBody');
+const NonceParams = z.object({ nonce: z.string().min(1).max(64) });
+const ChallengeFrameBody = z
+  .strictObject({
+    frame: z
+      .string()
+      .min(1)
+      .max(BODY_LIMIT / CHALLENGE_MAX_FRAMES)
+      .openapi({
+        description: `One base64 JPEG or PNG frame, at most ${BODY_LIMIT / CHALLENGE_MAX_FRAMES} characters (${CHALLENGE_MAX_FRAMES} of them fit one identify body).`,
+      }),
+  })
+  .openapi('ChallengeFrameBody');
+const ChallengeFrames = z
+  .object({
+    received: z.number().int().openapi({ description: 'Frames this challenge holds, this one included.' }),
+  })
+  .openapi('ChallengeFrames');
 const CameraBody = z
   .strictObject({
     frames: z.number().int().min(1).max(8).default(1).openapi({ description: 'Frames to take in a row.' }),
@@ -126,6 +156,8 @@ interface Route {
   description?: string;
   /** Staff routes: callers on this machine only, and (but for opening one) a staff session. */
   staff?: 'open' | 'session';
+  /** The success status: 200 unless said. */
+  status?: 202;
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
@@ -135,8 +167,6 @@ interface Route {
 
 const STAFF_HEADER = 'x-staff-session';
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
-
-const BODY_LIMIT = 40 * 1024 * 1024;
 
 export function createApi(deps: {
   door: Door;
@@ -168,8 +198,33 @@ export function createApi(deps: {
     },
     {
       method: 'post',
+      path: '/challenge/{nonce}/frames',
+      summary: 'One frame of a challenge in progress, sent as soon as it is taken',
+      description:
+        'Kept with the challenge in the order received (send them one after the other, each once the ' +
+        'previous one is answered) and analysed at once, so that identify after the last frame waits for ' +
+        `that frame's analysis alone. At most ${CHALLENGE_MAX_FRAMES} frames a challenge (409 ` +
+        '`too_many_frames`); 400 `invalid_nonce` for a nonce unknown, used or expired. A frame the engine ' +
+        'refuses (not an image, no face) is accepted here and answered by identify (422), as for frames ' +
+        'sent at once. The frames and their analyses are freed when identify spends the nonce, or when the ' +
+        'challenge expires unused. Then `POST /events/{token}/identify` with `{ nonce }` and no frames.',
+      params: NonceParams,
+      body: ChallengeFrameBody,
+      status: 202,
+      response: ChallengeFrames,
+      handler: async ({ params, body }) =>
+        deps.door.streamFrame(params.nonce!, (body as z.infer<typeof ChallengeFrameBody>).frame),
+    },
+    {
+      method: 'post',
       path: '/events/{token}/identify',
       summary: 'Check in by face, decided on the device',
+      description:
+        'With `frames`: those frames, and when the tenant requires liveness the challenge of `nonce` ' +
+        '(spent). Without: the frames streamed for `nonce` (`POST /challenge/{nonce}/frames`), in the ' +
+        'order received, once their analyses are done; the nonce is then required whatever the policy, ' +
+        'and spent with its frames; 400 `no_frames` when none were streamed. `frames` with a nonce that ' +
+        'has streamed frames is ambiguous: 400 `ambiguous_frames` (the nonce is spent).',
       params: TokenParams,
       body: IdentifyBody,
       response: DoorAnswer,
@@ -287,9 +342,13 @@ export function createApi(deps: {
         ...(r.body && { body: { content: { 'application/json': { schema: r.body } } } }),
       },
       responses: {
-        200: { description: 'OK', content: { 'application/json': { schema: r.response } } },
+        [r.status ?? 200]: {
+          description: r.status === 202 ? 'Accepted' : 'OK',
+          content: { 'application/json': { schema: r.response } },
+        },
         400: {
-          description: '`validation_failed`, `invalid_nonce`, `malformed_json`',
+          description:
+            '`validation_failed`, `invalid_nonce`, `no_frames`, `ambiguous_frames`, `malformed_json`',
           content: { 'application/json': { schema: Problem } },
         },
         404: {
@@ -311,7 +370,7 @@ export function createApi(deps: {
           },
         }),
         409: {
-          description: '`replica_too_old`: face admission stopped',
+          description: '`replica_too_old`: face admission stopped; `too_many_frames`',
           content: { 'application/json': { schema: Problem } },
         },
         422: {
@@ -416,7 +475,7 @@ export function createApi(deps: {
         }
         return send(
           res,
-          200,
+          route.status ?? 200,
           await route.handler({ params, query: query.data, body: body.data, staffToken }),
         );
       }

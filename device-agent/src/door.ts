@@ -12,7 +12,7 @@ import {
   type Decision,
 } from '@portico/checkin-policy';
 import { uuidv7 } from './ids.js';
-import { actionPerformed, createChallenges } from './liveness.js';
+import { actionPerformed, CHALLENGE_MAX_FRAMES, createChallenges } from './liveness.js';
 import type { Queue } from './queue.js';
 import type { EventReplica, Replica } from './replica.js';
 
@@ -135,14 +135,43 @@ export function createDoor(deps: {
     };
   }
 
+  const invalidNonce = () =>
+    new DoorError(400, 'invalid_nonce', 'Send the nonce of a fresh challenge (GET /challenge)');
+
   return {
     challenge: () => challenges.issue(),
 
     /**
-     * By face. With the tenant requiring liveness: the nonce of a fresh challenge and a few frames that
-     * show its action, plus the passive score; without, one frame is enough.
+     * One frame of a challenge in progress, sent as soon as it is taken: kept with the challenge, in the
+     * order received, and analysed at once, so that identify after the last frame waits for that one
+     * alone. An engine error (not an image, no face) is kept and answered by identify, as for frames
+     * sent at once.
      */
-    async identify(token: string, input: { frames: string[]; nonce?: string | undefined }) {
+    streamFrame(nonce: string, frame: string): { received: number } {
+      if (!deps.face)
+        throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
+      const challenge = challenges.find(nonce);
+      if (!challenge) throw invalidNonce();
+      if (challenge.frames.length >= CHALLENGE_MAX_FRAMES) {
+        throw new DoorError(
+          409,
+          'too_many_frames',
+          `This challenge already has its ${CHALLENGE_MAX_FRAMES} frames: identify with its nonce`,
+        );
+      }
+      const analysis = deps.face.analyze(frame, { liveness: true });
+      analysis.catch(() => undefined);
+      challenge.frames.push({ frame, analysis });
+      return { received: challenge.frames.length };
+    },
+
+    /**
+     * By face. With the tenant requiring liveness: the nonce of a fresh challenge and a few frames that
+     * show its action, plus the passive score; without, one frame is enough (the first). The frames come
+     * in the body, or (no `frames`) are those streamed for the nonce, which is then required whatever
+     * the policy. Either way the nonce is spent, with its streamed frames.
+     */
+    async identify(token: string, input: { frames?: string[] | undefined; nonce?: string | undefined }) {
       const replica = replicaOf(token);
       const { policy } = replica;
       const age = deps.now() - replica.refreshedAt;
@@ -157,36 +186,54 @@ export function createDoor(deps: {
       // Checked before the engine: the replica's age is the kiosk's problem, whatever its hardware.
       if (!deps.face)
         throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
-      const challenge = policy.requireLiveness ? challenges.take(input.nonce ?? '') : null;
-      if (policy.requireLiveness && !challenge) {
-        throw new DoorError(400, 'invalid_nonce', 'Send the nonce of a fresh challenge (GET /challenge)');
+      const nonce = input.nonce ?? '';
+      if (input.frames && challenges.find(nonce)?.frames.length) {
+        challenges.take(nonce);
+        throw new DoorError(
+          400,
+          'ambiguous_frames',
+          'Frames were streamed for this nonce: identify with the nonce alone, or use a fresh challenge',
+        );
+      }
+      const streamed = input.frames ? null : challenges.take(nonce);
+      if (!input.frames && !streamed) throw invalidNonce();
+      const challenge = policy.requireLiveness ? (streamed ?? challenges.take(nonce)) : null;
+      if (policy.requireLiveness && !challenge) throw invalidNonce();
+      const frames = streamed ? streamed.frames.map((f) => f.frame) : input.frames!;
+      if (frames.length === 0) {
+        throw new DoorError(400, 'no_frames', 'No frames were streamed for this nonce');
       }
       const face = deps.face;
       let main: FaceProbe;
-      let mainFrame = input.frames[0]!;
+      let mainFrame = frames[0]!;
       let active = true;
       try {
         if (challenge) {
-          const analyses = await Promise.all(input.frames.map((f) => face.analyze(f, { liveness: true })));
+          const analyses = await Promise.all(
+            streamed
+              ? streamed.frames.map((f) => f.analysis)
+              : frames.map((f) => face.analyze(f, { liveness: true })),
+          );
           // The most frontal frame is matched and judged for passive liveness.
           const frontal = analyses.reduce(
             (best, a, i) => (Math.abs(a.pose.yaw) < Math.abs(analyses[best]!.pose.yaw) ? i : best),
             0,
           );
           main = analyses[frontal]!;
-          mainFrame = input.frames[frontal]!;
+          mainFrame = frames[frontal]!;
           active = actionPerformed(
             challenge.action,
             analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
           );
         } else {
-          main = await face.probe(input.frames[0]!);
+          main = await (streamed ? streamed.frames[0]!.analysis : face.probe(frames[0]!));
         }
       } catch (error) {
         if (isFaceEngineError(error)) throw new DoorError(422, error.code, error.message);
         throw error;
       }
-      const livenessScore = main.liveness ? round(main.liveness.score) : null;
+      // Without liveness required, a streamed frame's passive score is not the decision's.
+      const livenessScore = challenge && main.liveness ? round(main.liveness.score) : null;
       const embedding = main.embeddings[policy.modelId];
       if (!embedding)
         throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);

@@ -2,38 +2,77 @@
 // judged over a short sequence of frames from the engine's eye-state and head-pose models. The
 // passive anti-spoof score is judged by the caller against the tenant's threshold.
 import { randomBytes, randomInt } from 'node:crypto';
-import type { LivenessSignals } from '@portico/face-engine';
+import type { FaceAnalysis, LivenessSignals } from '@portico/face-engine';
 
 export type ChallengeAction = 'blink' | 'turn_head';
+
+/** A frame the kiosk sent while the person performed the challenge, and its analysis (started at once). */
+export interface StreamedFrame {
+  frame: string;
+  /** Settles when the engine is done; a rejection is handled, and answered by identify. */
+  analysis: Promise<FaceAnalysis>;
+}
 
 export interface Challenge {
   nonce: string;
   action: ChallengeAction;
   expiresAt: number;
+  /** The frames streamed for this challenge, in the order received. */
+  frames: StreamedFrame[];
 }
 
 const TTL_MS = 60_000;
+/** The most frames one challenge takes, streamed or sent at once. */
+export const CHALLENGE_MAX_FRAMES = 8;
+/** Open challenges held at most: issuing one more drops the oldest (a kiosk needs one at a time). */
+export const MAX_OPEN_CHALLENGES = 8;
 /** Yaw spread across the frames that counts as turning the head. */
 const TURN_DEGREES = 15;
 
+/**
+ * The open challenges, in memory. A challenge and its streamed frames (with their analyses) are freed
+ * when it is taken, when it expires (a timer, even with no further call), or when it is the oldest of
+ * MAX_OPEN_CHALLENGES and another is issued.
+ */
 export function createChallenges(now: () => number) {
-  const open = new Map<string, Challenge>();
+  const open = new Map<string, { challenge: Challenge; timer: NodeJS.Timeout }>();
+  const drop = (nonce: string) => {
+    clearTimeout(open.get(nonce)?.timer);
+    open.delete(nonce);
+  };
+  const find = (nonce: string): Challenge | null => {
+    const entry = open.get(nonce);
+    if (entry && entry.challenge.expiresAt > now()) return entry.challenge;
+    drop(nonce);
+    return null;
+  };
   return {
     issue(): Challenge {
-      for (const [nonce, c] of open) if (c.expiresAt <= now()) open.delete(nonce);
+      for (const [nonce, { challenge }] of open) if (challenge.expiresAt <= now()) drop(nonce);
+      for (const nonce of open.keys()) {
+        if (open.size < MAX_OPEN_CHALLENGES) break;
+        drop(nonce);
+      }
       const challenge: Challenge = {
         nonce: randomBytes(16).toString('base64url'),
         action: randomInt(2) === 0 ? 'blink' : 'turn_head',
         expiresAt: now() + TTL_MS,
+        frames: [],
       };
-      open.set(challenge.nonce, challenge);
+      const timer = setTimeout(() => drop(challenge.nonce), TTL_MS).unref();
+      open.set(challenge.nonce, { challenge, timer });
       return challenge;
     },
+    /**
+     * The open challenge of a nonce, not spent (its frames are streamed into it); null when unknown,
+     * used or expired.
+     */
+    find,
     /** The challenge of a nonce, spent whatever the outcome; null when unknown, used or expired. */
     take(nonce: string): Challenge | null {
-      const challenge = open.get(nonce);
-      open.delete(nonce);
-      return challenge && challenge.expiresAt > now() ? challenge : null;
+      const challenge = find(nonce);
+      drop(nonce);
+      return challenge;
     },
   };
 }

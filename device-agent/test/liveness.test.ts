@@ -2,18 +2,16 @@
 // photos of one person from ../shared/eval-faces/att (a 1990s session of 10 photos each, greyscale,
 // padded as that folder's README says) sent as the challenge's frames, through the real face engine
 // and the agent's local API. Not a video: different photos of one session, in an order that shows
-// the action. The same frames shuffled, or one frame repeated, fail.
+// the action. The same frames shuffled, or one frame repeated, fail. The same frames streamed one by
+// one as they are taken (`POST /challenge/{nonce}/frames`, then identify with the nonce alone) give the
+// same decisions, scores included.
 //
 // The passive anti-spoof model scores every photo of this set as a reproduction (0.00-0.04): they are
 // scans of prints. The tenant's passive threshold is therefore 0 here, so what decides is the active
 // challenge alone.
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import {
   createFaceEngine,
@@ -24,8 +22,7 @@ import {
 } from '@portico/face-engine';
 import type { Replica as Page } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type Agent } from '../src/agent.js';
-import { loadAgentConfig } from '../src/config.js';
+import { startReplicaAgent } from './support/replica-agent.js';
 
 const workspace = path.resolve(import.meta.dirname, '..', '..');
 const ATT = path.resolve(
@@ -57,8 +54,8 @@ async function photo(subject: number, k: number): Promise<string> {
 
 describe.skipIf(!HAS_ATT || !HAS_MODELS)('active liveness challenge on photos of a real person', () => {
   let engine: FaceEngine;
-  let agent: Agent;
-  let cloud: Server;
+  let running: Awaited<ReturnType<typeof startReplicaAgent>>;
+  const url = () => running.agent.url;
 
   beforeAll(async () => {
     engine = await createFaceEngine({ workers: 1 });
@@ -92,54 +89,53 @@ describe.skipIf(!HAS_ATT || !HAS_MODELS)('active liveness challenge on photos of
       nextCursor: null,
       checkpoint: '1.1',
     };
-    cloud = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const replica = req.method === 'GET' && req.url?.startsWith(`/v1/sync/events/${TOKEN}/replica`);
-        // Uploads are refused: the decisions stay queued, which is not what this test is about.
-        res.writeHead(replica ? 200 : 503, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(replica ? page : { code: 'unavailable' }));
-      });
-    });
-    await new Promise<void>((resolve) => cloud.listen(0, '127.0.0.1', resolve));
-    const config = loadAgentConfig({
-      PORTICO_CLOUD_URL: `http://127.0.0.1:${(cloud.address() as AddressInfo).port}`,
-      INTERNAL_SECRET: 'x'.repeat(32),
-      DEVICE_TOKEN: 'pdt_test',
-      EVENT_TOKENS: TOKEN,
-      AGENT_DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'portico-liveness-')),
-      AGENT_PORT: '0',
-      AGENT_DATA_KEY: randomBytes(32).toString('base64'),
-      SYNC_INTERVAL_MS: '100',
-      MAX_BACKOFF_MS: '200',
-    });
-    agent = await startAgent(config, { face: engine });
-    for (let i = 0; i < 200; i++) {
-      const status = (await (await fetch(`${agent.url}/status`)).json()) as {
-        events: { templates: number }[];
-      };
-      if (status.events[0]?.templates === SUBJECTS) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    running = await startReplicaAgent(TOKEN, page, engine);
   }, 120_000);
   afterAll(async () => {
-    await agent?.stop();
-    await new Promise((r) => cloud?.close(r));
+    await running?.stop();
   });
 
-  /** A challenge of that action (asked for until one comes), answered with these photos in this order. */
-  async function attempt(action: 'blink' | 'turn_head', subject: number, order: number[]) {
+  /** A fresh challenge of that action (asked for until one comes). */
+  async function challengeOf(action: 'blink' | 'turn_head') {
     let challenge: { nonce: string; action: string };
-    do challenge = (await (await fetch(`${agent.url}/challenge`)).json()) as typeof challenge;
+    do challenge = (await (await fetch(`${url()}/challenge`)).json()) as typeof challenge;
     while (challenge.action !== action);
-    const frames = await Promise.all(order.map((k) => photo(subject, k)));
-    const res = await fetch(`${agent.url}/events/${TOKEN}/identify`, {
+    return challenge.nonce;
+  }
+  const post = async (route: string, body: unknown) => {
+    const res = await fetch(`${url()}${route}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ frames, nonce: challenge.nonce }),
+      body: JSON.stringify(body),
     });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  /**
+   * A challenge of that action answered with these frames in this order: all sent at once with
+   * identify, or streamed one by one as a kiosk takes them and identify then given the nonce alone.
+   */
+  async function answer(action: 'blink' | 'turn_head', frames: string[], how: 'at once' | 'streamed') {
+    const nonce = await challengeOf(action);
+    if (how === 'at once') return post(`/events/${TOKEN}/identify`, { frames, nonce });
+    for (const [i, frame] of frames.entries()) {
+      expect(await post(`/challenge/${nonce}/frames`, { frame })).toEqual({
+        status: 202,
+        body: { received: i + 1 },
+      });
+    }
+    return post(`/events/${TOKEN}/identify`, { nonce });
+  }
+
+  async function attempt(
+    action: 'blink' | 'turn_head',
+    subject: number,
+    order: number[],
+    how: 'at once' | 'streamed' = 'at once',
+  ) {
+    const res = await answer(action, await Promise.all(order.map((k) => photo(subject, k))), how);
     expect(res.status).toBe(200);
-    return (await res.json()) as { outcome: string; guest: { displayName: string } | null };
+    return res.body as { outcome: string; guest: { displayName: string } | null };
   }
 
   // s1: facing the camera (1, yaw -3), turned (2 and 5, yaw -18 and -21), facing again (7, yaw 0).
@@ -162,5 +158,36 @@ describe.skipIf(!HAS_ATT || !HAS_MODELS)('active liveness challenge on photos of
   it('fails the same blink frames closed first, and an open-eyed frame repeated', async () => {
     expect((await attempt('blink', 8, [7, 1, 2])).outcome).toBe('liveness_failed');
     expect((await attempt('blink', 8, [1, 1, 1])).outcome).toBe('liveness_failed');
+  }, 60_000);
+
+  it('gives the same decisions and scores to the same frames streamed one by one as to them sent at once', async () => {
+    const cases = [
+      { action: 'turn_head', subject: 1, order: [1, 2, 5, 7], outcome: 'success' },
+      { action: 'turn_head', subject: 1, order: [5, 2, 1, 7], outcome: 'liveness_failed' },
+      { action: 'blink', subject: 8, order: [1, 7, 2], outcome: 'success' },
+      { action: 'blink', subject: 8, order: [7, 1, 2], outcome: 'liveness_failed' },
+    ] as const;
+    const decision = ({
+      outcome,
+      reason,
+      guest,
+      score,
+      threshold,
+      livenessScore,
+    }: Record<string, unknown>) => ({ outcome, reason, guest, score, threshold, livenessScore });
+    for (const c of cases) {
+      const atOnce = await attempt(c.action, c.subject, [...c.order]);
+      const streamed = await attempt(c.action, c.subject, [...c.order], 'streamed');
+      // The streamed frames are judged in the order taken: the same photos turned first fail.
+      expect(streamed.outcome, `${c.action} ${c.order.join(',')}`).toBe(c.outcome);
+      expect(decision(streamed)).toEqual(decision(atOnce));
+    }
+  }, 120_000);
+
+  it('answers a streamed frame that is not an image at identify, as when it is sent at once', async () => {
+    const frames = [await photo(1, 1), Buffer.from('not an image').toString('base64')];
+    const atOnce = await answer('turn_head', frames, 'at once');
+    expect(atOnce).toMatchObject({ status: 422, body: { code: expect.any(String) } });
+    expect(await answer('turn_head', frames, 'streamed')).toEqual(atOnce);
   }, 60_000);
 });

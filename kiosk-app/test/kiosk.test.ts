@@ -406,6 +406,13 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       const result = await checkIn(page, lang);
       expect(await result.getAttribute('data-screen')).toMatch(/liveness-failed/);
       await shot(page, `12-liveness-failed-${lang}`);
+      // With liveness required every frame is analysed: the last frame -> result figure that matters.
+      const lastFrame = async () =>
+        ((await metrics(page)) as { lastFrameToResultMs: number[] }).lastFrameToResultMs;
+      await expect.poll(async () => (await lastFrame()).length).toBe(1);
+      console.log(
+        `[kiosk] ${lang} liveness challenge: lastFrameToResultMs ${JSON.stringify(await lastFrame())}`,
+      );
       await page.close();
     }
   });

@@ -311,18 +311,36 @@ async function challenge(mine: number) {
   } catch {
     return result('error', t.unavailable, t.unavailableSub, false);
   }
+  // Each frame goes to the agent as soon as it is taken (the posts chained, so it gets them in order)
+  // and is analysed while the person is still performing the action: after the last one, only its
+  // analysis and the decision remain. Should a post fail (an agent from before streaming answers 404),
+  // the posts stop and identify carries the frames, as it used to (an agent that already holds some of
+  // them refuses that as ambiguous, and the guest sees "unavailable").
   const frames: string[] = [];
+  let streaming = Promise.resolve(true);
+  const take = () => {
+    const f = frame();
+    frames.push(f);
+    streaming = streaming.then(
+      (ok) =>
+        ok &&
+        agent('POST', `/challenge/${encodeURIComponent(c.nonce)}/frames`, { frame: f }).then(
+          (posted) => posted.status === 202,
+          () => false,
+        ),
+    );
+  };
   stepScreen(1, 2, t.lookAtCamera, 1);
   await sleep(1000);
   if (mine !== run) return;
-  frames.push(frame());
+  take();
 
   const count = stepScreen(2, 2, c.action === 'blink' ? t.blink : t.turnHead, ACTION_MS / 1000);
   const started = performance.now();
   for (let i = 0; i < ACTION_FRAMES; i++) {
     await sleep(ACTION_MS / ACTION_FRAMES);
     if (mine !== run) return;
-    frames.push(frame());
+    take();
     count.textContent = String(Math.max(1, Math.ceil((ACTION_MS - (performance.now() - started)) / 1000)));
   }
   const lastFrameAt = performance.now();
@@ -330,10 +348,12 @@ async function challenge(mine: number) {
 
   let answer: { status: number; body: DoorAnswer & { code?: string } };
   try {
-    answer = await agent<DoorAnswer>('POST', `/events/${encodeURIComponent(token)}/identify`, {
-      frames,
-      nonce: c.nonce,
-    });
+    const streamed = await streaming;
+    answer = await agent<DoorAnswer>(
+      'POST',
+      `/events/${encodeURIComponent(token)}/identify`,
+      streamed ? { nonce: c.nonce } : { frames, nonce: c.nonce },
+    );
   } catch {
     return result('error', t.unavailable, t.unavailableSub, false);
   }
