@@ -409,11 +409,13 @@ export function runOpenSet(
     const labels = [...split.enrolled.keys()];
     if (labels.length > COHORT_SIZE)
       throw new RangeError(`galleries above ${COHORT_SIZE} are not replicated`);
-    const templates = labels.map((label) =>
-      meanEmbedding(split.enrolled.get(label)!.map((i) => samples[i]!.embedding)),
-    );
     const index = new FaceIndex();
-    labels.forEach((label, row) => index.add(label, templates[row]!));
+    for (const label of labels) {
+      index.add(label, meanEmbedding(split.enrolled.get(label)!.map((i) => samples[i]!.embedding)));
+    }
+    // The templates as the index holds them (float16), so the per-pair scores below are the product's.
+    const held = new Map(index.entries());
+    const templates = labels.map((label) => held.get(label)!);
     galleries.push(labels.length);
     const templateStats = templates.map((t, row) =>
       cohortStats(templates.filter((_, other) => other !== row).map((u) => dot(t, u))),
