@@ -126,6 +126,21 @@ export function Field(props: { label: string; help?: string; children: Component
   );
 }
 
+/** The 6-digit TOTP code of an authenticator app, in a form's field `code`. */
+export function CodeInput(props: { id: string; autoFocus?: boolean }) {
+  return (
+    <input
+      name="code"
+      id={props.id}
+      inputMode="numeric"
+      autocomplete="one-time-code"
+      pattern="[0-9]{6}"
+      required
+      autoFocus={props.autoFocus}
+    />
+  );
+}
+
 export function PageHeader(props: { title: string; children?: ComponentChildren }) {
   return (
     <header class="page">
@@ -135,10 +150,14 @@ export function PageHeader(props: { title: string; children?: ComponentChildren 
   );
 }
 
-/** A modal that asks before something irreversible; the text says what will be erased. */
+/**
+ * A modal that asks before something irreversible; the text says what will be erased or stop working,
+ * `confirmLabel` what the confirming button does (default "Yes, erase").
+ */
 export function ConfirmDialog(props: {
   title: string;
   text: string;
+  confirmLabel?: string;
   onConfirm: () => void;
   onCancel: () => void;
 }) {
@@ -161,7 +180,7 @@ export function ConfirmDialog(props: {
             {t('cancel')}
           </button>
           <button type="button" class="contrast" onClick={props.onConfirm}>
-            {t('confirm')}
+            {props.confirmLabel ?? t('confirm')}
           </button>
         </footer>
       </article>

@@ -5,10 +5,9 @@
 // Brazilian Portuguese on a laptop and a tablet screen. Screenshots go to test/console/screenshots/
 // (rewritten only with UPDATE_SCREENSHOTS=1, otherwise to a scratch folder).
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FaceEngine } from '@portico/face-engine';
 import { type Browser, type Page } from 'playwright-core';
 import { cameraOf, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
@@ -19,14 +18,12 @@ import { bearer, loggedInUser, newTenant, PASSWORD, totp } from '../support/iden
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { waitForMail } from '../portal/support.js';
+import { goTo, LAPTOP, newConsolePage, screenshotFolder, shotIn, TABLET } from './support.js';
 
 const INTERNAL_SECRET = 'console-tests-internal-secret-0123456789';
 const canRun = HAS_CHROMIUM && HAS_MODELS;
 
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let SHOTS = COMMITTED_SHOTS;
-const LAPTOP = { width: 1280, height: 800 };
-const TABLET = { width: 820, height: 1180 };
+let SHOTS: string;
 
 let app: TestApp;
 let engine: FaceEngine;
@@ -41,22 +38,10 @@ let second: Page;
 const cspViolations: string[] = [];
 const org = { email: '', secret: '', headers: {} as Record<string, string>, tenantId: '' };
 
-const shot = (p: Page, name: string) =>
-  p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (p: Page, name: string) => shotIn(SHOTS, p, name);
 
-async function newPage(locale: string, viewport = LAPTOP): Promise<Page> {
-  const context = await browser.newContext({
-    viewport,
-    deviceScaleFactor: 1,
-    locale,
-    permissions: ['camera'],
-  });
-  const p = await context.newPage();
-  p.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
-  });
-  return p;
-}
+const newPage = (locale: string, viewport = LAPTOP) =>
+  newConsolePage(browser, locale, cspViolations, viewport);
 
 const usedCodes = new Set<string>();
 
@@ -84,16 +69,12 @@ async function signIn(p: Page) {
   await p.locator('nav[aria-label=Console]').waitFor();
 }
 
-const go = async (p: Page, hash: string) => {
-  await p.goto(`${app.url}/console#/${hash}`);
-  await p.locator('main h1').first().waitFor();
-};
+const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
 describe.skipIf(!canRun)('admin console in Chromium', () => {
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
+    SHOTS = await screenshotFolder(scratch);
     photos = await cleanPhotos();
     // The fake webcam shows the second photo: an MJPEG file is JPEG frames one after the other.
     await cameraOf(path.join(scratch, 'face.mjpeg'), photos[1]!.bytes);

@@ -1,24 +1,44 @@
-// Integrations: applications and their API keys (a new key is shown once, with a copy button), the
-// webhook URL with a test event, the delivery log with each attempt and a redeliver action, and the
-// MQTT topics the service publishes on.
+// Integrations: applications with their scopes and API keys (a new or rotated key is shown once, with a
+// copy button; a key rotated or revoked after a confirmation), the webhook URL with a test event, the
+// delivery log with each attempt and a redeliver action, and the MQTT topics the service publishes on.
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import { Badge, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
+import { Badge, ConfirmDialog, ErrorNote, Field, PageHeader, useAction, useLoad, valuesOf } from '../ui.js';
+
+type Scope = Schemas['ApiScope'];
+const SCOPES = valuesOf<Scope>({
+  'persons:read': true,
+  'persons:write': true,
+  checkin: true,
+  'tenant:read': true,
+  'tenant:write': true,
+  'events:read': true,
+  'events:write': true,
+});
+
+/** A key just issued: its clear text, and whether it replaced a key (which stopped working at once). */
+interface NewSecret {
+  key: string;
+  rotated: boolean;
+}
 
 /** A secret shown once: copy it now, then it is gone from the page. */
-function OnceSecret({ secret, onDismiss }: { secret: string; onDismiss: () => void }) {
+function OnceSecret({ secret, onDismiss }: { secret: NewSecret; onDismiss: () => void }) {
   const [copied, setCopied] = useState(false);
   const copy = async () => {
-    await navigator.clipboard.writeText(secret).catch(() => undefined);
+    await navigator.clipboard.writeText(secret.key).catch(() => undefined);
     setCopied(true);
   };
   return (
     <article id="new-key">
-      <p class="notice">{t('keyOnce')}</p>
+      <p class="notice">
+        {t('keyOnce')}
+        {secret.rotated ? ` ${t('rotatedOld')}` : ''}
+      </p>
       <p class="secret" id="new-key-value">
-        {secret}
+        {secret.key}
       </p>
       <div class="row">
         <button type="button" id="copy-key" onClick={() => void copy()}>
@@ -32,6 +52,16 @@ function OnceSecret({ secret, onDismiss }: { secret: string; onDismiss: () => vo
   );
 }
 
+/** A key's scopes: "every scope" for a key that holds them all. */
+function ScopeList({ scopes }: { scopes: Scope[] }) {
+  if (SCOPES.every((sc) => scopes.includes(sc))) return <small class="muted">{t('allScopes')}</small>;
+  return (
+    <small>
+      <code>{scopes.join(', ')}</code>
+    </small>
+  );
+}
+
 function ApplicationKeys({
   session,
   app,
@@ -39,29 +69,63 @@ function ApplicationKeys({
 }: {
   session: Session;
   app: Schemas['Application'];
-  onSecret: (k: string) => void;
+  onSecret: (k: NewSecret) => void;
 }) {
   const path = { params: { path: { id: app.id } } };
   const keys = useLoad(
     async () => ok(await session.api.GET('/v1/applications/{id}/api-keys', path)).items,
     [app.id],
   );
+  const [confirm, setConfirm] = useState<{ kind: 'rotate' | 'revoke'; key: Schemas['ApiKey'] } | null>(null);
   const action = useAction();
   const newKey = () =>
     action.run(async () => {
-      onSecret(ok(await session.api.POST('/v1/applications/{id}/api-keys', { ...path, body: {} })).key);
+      onSecret({
+        key: ok(await session.api.POST('/v1/applications/{id}/api-keys', { ...path, body: {} })).key,
+        rotated: false,
+      });
       keys.reload();
     });
+  const change = (kind: 'rotate' | 'revoke', key: Schemas['ApiKey']) =>
+    action.run(async () => {
+      setConfirm(null);
+      const keyPath = { params: { path: { id: app.id, keyId: key.id } } };
+      if (kind === 'rotate')
+        onSecret({
+          key: ok(await session.api.POST('/v1/applications/{id}/api-keys/{keyId}/rotate', keyPath)).key,
+          rotated: true,
+        });
+      else ok(await session.api.DELETE('/v1/applications/{id}/api-keys/{keyId}', keyPath));
+      keys.reload();
+    });
+  const label = (k: Schemas['ApiKey']) => `${k.prefix}…${k.lastFour}`;
   return (
     <>
       <ul class="keys">
         {(keys.data ?? []).map((k) => (
           <li key={k.id}>
-            <code>
-              {k.prefix}…{k.lastFour}
-            </code>{' '}
+            <code>{label(k)}</code>{' '}
             <Badge tone={k.status === 'active' ? 'ok' : undefined}>{term(k.status)}</Badge>{' '}
-            <span class="muted">{when(k.lastUsedAt)}</span>
+            <ScopeList scopes={k.scopes} />
+            <br />
+            <small class="muted">
+              {t('keyCreated')} {when(k.createdAt)} · {t('keyLastUsed')} {when(k.lastUsedAt)}
+              {k.revokedAt ? ` · ${t('keyStopped')} ${when(k.revokedAt)}` : ''}
+            </small>
+            {k.status === 'active' ? (
+              <div>
+                <button type="button" class="outline" onClick={() => setConfirm({ kind: 'rotate', key: k })}>
+                  {t('rotate')}
+                </button>
+                <button
+                  type="button"
+                  class="outline contrast"
+                  onClick={() => setConfirm({ kind: 'revoke', key: k })}
+                >
+                  {t('revoke')}
+                </button>
+              </div>
+            ) : null}
           </li>
         ))}
       </ul>
@@ -69,28 +133,40 @@ function ApplicationKeys({
         {t('newKey')}
       </button>
       <ErrorNote error={action.error ?? keys.error} />
+      {confirm ? (
+        <ConfirmDialog
+          title={`${confirm.kind === 'rotate' ? t('rotate') : t('revoke')}: ${label(confirm.key)}`}
+          text={confirm.kind === 'rotate' ? t('rotateConfirm') : t('revokeConfirm')}
+          confirmLabel={confirm.kind === 'rotate' ? t('rotate') : t('revoke')}
+          onConfirm={() => void change(confirm.kind, confirm.key)}
+          onCancel={() => setConfirm(null)}
+        />
+      ) : null}
     </>
   );
 }
 
 function Applications({ session }: { session: Session }) {
   const apps = useLoad(async () => ok(await session.api.GET('/v1/applications')).items, []);
-  const [secret, setSecret] = useState<string | null>(null);
+  const [secret, setSecret] = useState<NewSecret | null>(null);
   const action = useAction();
   const create = (e: Event) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget as HTMLFormElement);
     const formEl = e.currentTarget as HTMLFormElement;
+    // No scope ticked: a key with every scope (the API's default).
+    const scopes = SCOPES.filter((sc) => form.getAll('scopes').includes(sc));
     void action.run(async () => {
       const created = ok(
         await session.api.POST('/v1/applications', {
           body: {
             name: String(form.get('name')),
             environment: form.get('environment') === 'sandbox' ? 'sandbox' : 'live',
+            ...(scopes.length > 0 ? { scopes } : {}),
           },
         }),
       );
-      setSecret(created.apiKey.key);
+      setSecret({ key: created.apiKey.key, rotated: false });
       formEl.reset();
       apps.reload();
     });
@@ -99,19 +175,31 @@ function Applications({ session }: { session: Session }) {
     <section>
       <h2>{t('applications')}</h2>
       {secret ? <OnceSecret secret={secret} onDismiss={() => setSecret(null)} /> : null}
-      <form class="row" onSubmit={create} aria-label={t('newApplication')}>
-        <Field label={t('newApplication')}>
-          <input name="name" id="app-name" required />
-        </Field>
-        <Field label={t('environment')}>
-          <select name="environment">
-            <option value="live">live</option>
-            <option value="sandbox">sandbox</option>
-          </select>
-        </Field>
-        <button type="submit" id="create-app" aria-busy={action.busy}>
-          {t('create')}
-        </button>
+      <form onSubmit={create} aria-label={t('newApplication')}>
+        <div class="row">
+          <Field label={t('newApplication')}>
+            <input name="name" id="app-name" required />
+          </Field>
+          <Field label={t('environment')}>
+            <select name="environment">
+              <option value="live">live</option>
+              <option value="sandbox">sandbox</option>
+            </select>
+          </Field>
+          <button type="submit" id="create-app" aria-busy={action.busy}>
+            {t('create')}
+          </button>
+        </div>
+        <fieldset id="app-scopes" class="scopes">
+          <legend>{t('scopes')}</legend>
+          {SCOPES.map((sc) => (
+            <label key={sc}>
+              <input type="checkbox" name="scopes" value={sc} />
+              <code>{sc}</code>
+            </label>
+          ))}
+          <small class="muted">{t('scopesHelp')}</small>
+        </fieldset>
       </form>
       <ErrorNote error={action.error ?? apps.error} />
       <div class="table-wrap">

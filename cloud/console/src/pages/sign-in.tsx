@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { t } from '../i18n.js';
 import { signIn, verifyMfa, type Session } from '../session.js';
-import { ErrorNote, Field, useAction } from '../ui.js';
+import { CodeInput, ErrorNote, Field, useAction } from '../ui.js';
 
 export function SignIn(props: { onSignedIn: (s: Session) => void; languageSwitch: ComponentChildren }) {
   const [ticket, setTicket] = useState<string | null>(null);
@@ -34,15 +34,7 @@ export function SignIn(props: { onSignedIn: (s: Session) => void; languageSwitch
           <form key="mfa" onSubmit={submitCode}>
             <p>{t('mfaHelp')}</p>
             <Field label={t('code')}>
-              <input
-                name="code"
-                id="mfa-code"
-                inputMode="numeric"
-                autocomplete="one-time-code"
-                pattern="[0-9]{6}"
-                required
-                autoFocus
-              />
+              <CodeInput id="mfa-code" autoFocus />
             </Field>
             <ErrorNote error={error} />
             <button type="submit" aria-busy={busy}>

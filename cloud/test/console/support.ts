@@ -1,0 +1,48 @@
+// What the console's browser tests share: pages of a Chromium with a viewport and a language (CSP
+// violations collected), going to a console page, and screenshots written to the committed folder only
+// with UPDATE_SCREENSHOTS=1 (otherwise to a scratch folder).
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const TABLET = { width: 820, height: 1180 };
+
+const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+
+/** The folder screenshots go to (created): the committed one with UPDATE_SCREENSHOTS=1, else one in `scratch`. */
+export async function screenshotFolder(scratch: string): Promise<string> {
+  const folder = process.env.UPDATE_SCREENSHOTS === '1' ? COMMITTED_SHOTS : path.join(scratch, 'screenshots');
+  await mkdir(folder, { recursive: true });
+  return folder;
+}
+
+export const shotIn = (folder: string, p: Page, name: string) =>
+  p.screenshot({ path: path.join(folder, `${name}.png`), fullPage: true });
+
+/** A page in its own browser context; a Content-Security-Policy violation it reports lands in `violations`. */
+export async function newConsolePage(
+  browser: Browser,
+  locale: string,
+  violations: string[],
+  viewport = LAPTOP,
+): Promise<Page> {
+  const context = await browser.newContext({
+    viewport,
+    deviceScaleFactor: 1,
+    locale,
+    permissions: ['camera'],
+  });
+  const p = await context.newPage();
+  p.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  return p;
+}
+
+/** Opens the console's page `hash` (e.g. `settings`) and waits for its heading. */
+export async function goTo(p: Page, baseUrl: string, hash: string): Promise<void> {
+  await p.goto(`${baseUrl}/console#/${hash}`);
+  await p.locator('main h1').first().waitFor();
+}
