@@ -17,6 +17,8 @@ const EnvSchema = z.object({
   MQTT_URL: z.url().optional(),
   MQTT_PORT: z.coerce.number().int().min(0).max(65535).default(1883),
   MQTT_HOST: z.string().default('127.0.0.1'),
+  MQTT_WS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
+  MQTT_WS_URL: z.url({ protocol: /^wss?$/ }).optional(),
   SMTP_URL: z.url().optional(),
   MAIL_FROM: z.string().default('Portico <no-reply@portico.local>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -45,7 +47,15 @@ export interface Config {
   publicUrl: string;
   dataDir: string;
   databaseUrl: string | undefined;
-  mqtt: { url: string | undefined; port: number; host: string };
+  mqtt: {
+    url: string | undefined;
+    port: number;
+    host: string;
+    /** The embedded broker's MQTT-over-WebSocket port (0: a free one); undefined: no WebSocket listener. */
+    wsPort: number | undefined;
+    /** The WebSocket URL `GET /v1/admin/bus` advertises instead of the embedded broker's (ws:// or wss://). */
+    wsUrl: string | undefined;
+  };
   mail: { smtpUrl: string | undefined; from: string };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   bodyLimit: string;
@@ -91,7 +101,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
     dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
-    mqtt: { url: e.MQTT_URL, port: e.MQTT_PORT, host: e.MQTT_HOST },
+    mqtt: {
+      url: e.MQTT_URL,
+      port: e.MQTT_PORT,
+      host: e.MQTT_HOST,
+      // Unset: 8083, or a free port too when MQTT_PORT asks for one (0), so two such processes never collide.
+      wsPort: e.MQTT_WS_PORT === 'off' ? undefined : (e.MQTT_WS_PORT ?? (e.MQTT_PORT === 0 ? 0 : 8083)),
+      wsUrl: e.MQTT_WS_URL,
+    },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,

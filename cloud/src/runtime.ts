@@ -43,7 +43,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
     closers.push(() => db.close());
     const bus = await createBus({
       url: config.mqtt.url,
-      embedded: { host: config.mqtt.host, port: config.mqtt.port },
+      embedded: { host: config.mqtt.host, port: config.mqtt.port, wsPort: config.mqtt.wsPort },
       logger,
     });
     closers.push(() => bus.close());

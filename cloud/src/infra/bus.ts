@@ -1,10 +1,13 @@
 // Message bus: MQTT 3.1.1 (the embedded aedes broker speaks no MQTT 5), QoS 1, JSON payloads that carry
 // their own event id, topics `portico/v1/tenants/{tenantId}/{eventName}`.
 // Without MQTT_URL an embedded aedes broker is started and the service connects to it like any client,
-// so one code path serves both modes.
+// so one code path serves both modes. The embedded broker also serves MQTT over WebSocket (any path) on
+// its own port, for browsers, unless that listener is turned off.
+import http from 'node:http';
 import net from 'node:net';
 import { Aedes } from 'aedes';
 import mqtt, { type MqttClient } from 'mqtt';
+import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from './logger.js';
 
 const PUBLISH_TIMEOUT_MS = 5_000;
@@ -20,6 +23,8 @@ export interface BusMessage {
 export interface Bus {
   /** The broker URL clients can connect to (the embedded one's, or MQTT_URL). */
   readonly url: string;
+  /** The embedded broker's MQTT-over-WebSocket URL; undefined with MQTT_URL or with that listener off. */
+  readonly wsUrl: string | undefined;
   publish(message: BusMessage): Promise<void>;
   /**
    * Calls `listener` with every message of `tenantId` published on the broker by any process (QoS 1).
@@ -39,7 +44,8 @@ export class BrokerPortInUseError extends Error {}
 
 export interface BusOptions {
   url: string | undefined;
-  embedded: { host: string; port: number };
+  /** Where the embedded broker listens: TCP `port`, WebSocket `wsPort` (undefined: none), both on `host`. */
+  embedded: { host: string; port: number; wsPort?: number | undefined };
   logger: Logger;
 }
 
@@ -67,6 +73,7 @@ export async function createBus(options: BusOptions): Promise<Bus> {
   });
   return {
     url,
+    wsUrl: embedded?.wsUrl,
     async subscribeTenant(tenantId, listener) {
       let entry = tenants.get(tenantId);
       if (!entry) {
@@ -123,34 +130,54 @@ async function connect(url: string): Promise<MqttClient> {
 }
 
 async function startEmbeddedBroker(
-  where: { host: string; port: number },
+  where: { host: string; port: number; wsPort?: number | undefined },
   logger: Logger,
-): Promise<{ url: string; close(): Promise<void> }> {
+): Promise<{ url: string; wsUrl: string | undefined; close(): Promise<void> }> {
   const broker = await Aedes.createBroker();
-  const server = net.createServer(broker.handle);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      broker.close();
+  const tcp = net.createServer(broker.handle);
+  const web = where.wsPort === undefined ? undefined : http.createServer();
+  let wss: WebSocketServer | undefined;
+  // Closing the broker first disconnects its clients (a WebSocket client's stream terminates its socket),
+  // so the servers' close() does not wait on them.
+  const close = () =>
+    new Promise<void>((resolve) => {
+      broker.close(() => {
+        wss?.close();
+        let open = web ? 2 : 1;
+        const closed = () => --open === 0 && resolve();
+        tcp.close(closed);
+        web?.close(closed);
+      });
+    });
+  try {
+    const port = await listen(tcp, where.port, where.host, 'MQTT_PORT');
+    const wsPort = web && (await listen(web, where.wsPort!, where.host, 'MQTT_WS_PORT'));
+    // Attached once listening: it re-emits the server's errors, a busy port included, as its own.
+    wss = web && new WebSocketServer({ server: web });
+    wss?.on('connection', (socket, req) => broker.handle(createWebSocketStream(socket), req));
+    const url = `mqtt://${where.host}:${port}`;
+    const wsUrl = wsPort === undefined ? undefined : `ws://${where.host}:${wsPort}`;
+    logger.info({ url, wsUrl }, 'embedded MQTT broker listening');
+    return { url, wsUrl, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Listens on `port` (0: a free one) and answers the port; a busy port says which variable to change. */
+function listen(server: net.Server, port: number, host: string, variable: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
           ? new BrokerPortInUseError(
-              `MQTT port ${where.port} on ${where.host} is already in use. Set MQTT_PORT to a free port, ` +
+              `MQTT port ${port} on ${host} is already in use. Set ${variable} to a free port, ` +
                 `or MQTT_URL to use the broker that is running there.`,
             )
           : err,
-      );
-    });
-    server.listen(where.port, where.host, () => resolve());
+      ),
+    );
+    server.listen(port, host, () => resolve((server.address() as net.AddressInfo).port));
   });
-  const address = server.address() as net.AddressInfo;
-  const url = `mqtt://${where.host}:${address.port}`;
-  logger.info({ url }, 'embedded MQTT broker listening');
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // Closing the broker first disconnects its clients, so server.close() does not wait on them.
-        broker.close(() => server.close(() => resolve()));
-      }),
-  };
 }

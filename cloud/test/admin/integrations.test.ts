@@ -217,17 +217,45 @@ describe('admin integrations: webhooks and bus', () => {
       webhook: false,
     });
     const [broker] = res.body.brokers;
-    const client = await mqtt.connectAsync(broker.url, { protocolVersion: 4 });
+    // The embedded broker also serves WebSocket; an external one (TEST_MQTT_URL) has none unless MQTT_WS_URL.
+    if (res.body.embedded) expect(res.body.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    else expect(res.body.wsUrl).toBeNull();
+    const urls: string[] = [broker.url, ...(res.body.wsUrl ? [res.body.wsUrl] : [])];
+    const clients = await Promise.all(urls.map((url) => mqtt.connectAsync(url, { protocolVersion: 4 })));
     try {
       const topic = res.body.events.find((e: { event: string }) => e.event === 'webhook.test').topic;
-      const got = new Promise<{ event: string; tenantId: string }>((resolve) =>
-        client.on('message', (_t, payload) => resolve(JSON.parse(payload.toString()))),
+      const got = clients.map(
+        (client) =>
+          new Promise<{ event: string; tenantId: string }>((resolve) =>
+            client.on('message', (_t, payload) => resolve(JSON.parse(payload.toString()))),
+          ),
       );
-      await client.subscribeAsync(topic, { qos: 1 });
+      await Promise.all(clients.map((client) => client.subscribeAsync(topic, { qos: 1 })));
       await t.request('POST', '/v1/admin/webhooks/test', { headers: a.headers });
-      expect(await got).toMatchObject({ event: 'webhook.test', tenantId });
+      for (const message of await Promise.all(got)) {
+        expect(message).toMatchObject({ event: 'webhook.test', tenantId });
+      }
     } finally {
-      await client.endAsync();
+      await Promise.all(clients.map((client) => client.endAsync()));
+    }
+  });
+
+  it('advertises MQTT_WS_URL as the WebSocket endpoint when the operator sets it, and none when WebSocket is off', async () => {
+    const proxied = await createTestApp({ env: { MQTT_WS_URL: 'wss://mqtt.example.com/mqtt' } });
+    const off = await createTestApp({ env: { MQTT_WS_PORT: 'off' } });
+    try {
+      const bus = async (app: TestApp) => {
+        const admin = await adminOf(app);
+        const res = await app.request('GET', '/v1/admin/bus', { headers: admin.headers });
+        expect(res.status, res.text).toBe(200);
+        return res.body;
+      };
+      expect((await bus(proxied)).wsUrl).toBe('wss://mqtt.example.com/mqtt');
+      expect(off.deps.bus.wsUrl).toBeUndefined();
+      expect((await bus(off)).wsUrl).toBeNull();
+    } finally {
+      await proxied.close();
+      await off.close();
     }
   });
 });

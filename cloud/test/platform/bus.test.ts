@@ -62,4 +62,96 @@ describe('embedded broker', () => {
       squatter.close();
     }
   });
+
+  it('explains a busy WebSocket port and releases the TCP port it had taken', async () => {
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    const wsPort = (squatter.address() as net.AddressInfo).port;
+    const tcpPort = await freePort();
+    try {
+      const attempt = createBus({
+        url: undefined,
+        embedded: { host: '127.0.0.1', port: tcpPort, wsPort },
+        logger,
+      });
+      await expect(attempt).rejects.toBeInstanceOf(BrokerPortInUseError);
+      await expect(attempt).rejects.toThrow(/MQTT_WS_PORT/);
+      const bus = await createBus({ url: undefined, embedded: { host: '127.0.0.1', port: tcpPort }, logger });
+      expect(bus.url).toBe(`mqtt://127.0.0.1:${tcpPort}`);
+      await bus.close();
+    } finally {
+      squatter.close();
+    }
+  });
+
+  it('has no WebSocket listener when it is turned off', async () => {
+    const bus = await createBus({ url: undefined, embedded: { host: '127.0.0.1', port: 0 }, logger });
+    try {
+      expect(bus.wsUrl).toBeUndefined();
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it('serves MQTT over WebSocket: a ws:// client gets the messages TCP subscribers get, until the bus closes', async () => {
+    const bus = await createBus({
+      url: undefined,
+      embedded: { host: '127.0.0.1', port: 0, wsPort: 0 },
+      logger,
+    });
+    const tenantId = `t-${Date.now()}`;
+    const other = `${tenantId}-other`;
+    expect(bus.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    expect(bus.wsUrl).not.toBe(bus.url.replace('mqtt:', 'ws:'));
+    const tcp = await mqtt.connectAsync(bus.url, { protocolVersion: 4 });
+    const ws = await mqtt.connectAsync(bus.wsUrl!, { protocolVersion: 4, reconnectPeriod: 0 });
+    const received = { tcp: [] as string[], ws: [] as string[] };
+    tcp.on('message', (topic, payload) => received.tcp.push(`${topic} ${payload.toString()}`));
+    ws.on('message', (topic, payload) => received.ws.push(`${topic} ${payload.toString()}`));
+    try {
+      await tcp.subscribeAsync(`portico/v1/tenants/${tenantId}/#`, { qos: 1 });
+      const [granted] = await ws.subscribeAsync(`portico/v1/tenants/${tenantId}/#`, { qos: 1 });
+      expect(granted?.qos).toBe(1);
+      const message = (id: string, tenant: string) => ({
+        id,
+        event: 'person.created',
+        tenantId: tenant,
+        timestamp: '2026-11-23T10:00:00.000Z',
+        data: { personId: id },
+      });
+      await bus.publish(message('e1', tenantId));
+      await bus.publish(message('e2', other));
+      await bus.publish(message('e3', tenantId));
+      await expect.poll(() => received.ws.length).toBe(2);
+      await expect.poll(() => received.tcp.length).toBe(2);
+      expect(received.ws).toEqual(received.tcp);
+      expect(received.ws.map((m) => JSON.parse(m.slice(m.indexOf(' ') + 1)).id)).toEqual(['e1', 'e3']);
+      expect(received.ws[0]!.split(' ')[0]).toBe(busTopic(tenantId, 'person.created'));
+
+      const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+      await bus.close();
+      await closed;
+      // Nothing listens there any more (not merely a listener that ignores upgrades).
+      const refused = await new Promise<string | undefined>((resolve) => {
+        const probe = net.connect(Number(new URL(bus.wsUrl!).port), '127.0.0.1');
+        probe.once('connect', () => {
+          probe.destroy();
+          resolve(undefined);
+        });
+        probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    } finally {
+      ws.end(true);
+      tcp.end(true);
+    }
+  });
 });
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

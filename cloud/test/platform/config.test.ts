@@ -12,8 +12,21 @@ describe('configuration', () => {
     expect(c.port).toBe(8080);
     expect(c.dataDir).toBe('/srv/portico/data');
     expect(c.databaseUrl).toBeUndefined();
-    expect(c.mqtt).toEqual({ url: undefined, port: 1883, host: '127.0.0.1' });
+    expect(c.mqtt).toEqual({ url: undefined, port: 1883, host: '127.0.0.1', wsPort: 8083, wsUrl: undefined });
     expect(c.mail.smtpUrl).toBeUndefined();
+  });
+
+  it('gives the embedded broker a WebSocket port unless it is turned off', () => {
+    expect(loadConfig({ MQTT_WS_PORT: '9001' }).mqtt.wsPort).toBe(9001);
+    expect(loadConfig({ MQTT_WS_PORT: 'off' }).mqtt.wsPort).toBeUndefined();
+    // A free TCP port asked for (tests, several processes): a free WebSocket port too, never the fixed one.
+    expect(loadConfig({ MQTT_PORT: '0' }).mqtt.wsPort).toBe(0);
+    expect(loadConfig({ MQTT_PORT: '0', MQTT_WS_PORT: '9001' }).mqtt.wsPort).toBe(9001);
+    expect(() => loadConfig({ MQTT_WS_PORT: 'on' })).toThrow(/MQTT_WS_PORT/);
+    expect(loadConfig({ MQTT_WS_URL: 'wss://mqtt.example.com/mqtt' }).mqtt.wsUrl).toBe(
+      'wss://mqtt.example.com/mqtt',
+    );
+    expect(() => loadConfig({ MQTT_WS_URL: 'mqtt://mqtt.example.com' })).toThrow(/MQTT_WS_URL/);
   });
 
   it('treats empty values as unset and names every invalid variable', () => {

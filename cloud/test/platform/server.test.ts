@@ -58,6 +58,7 @@ describe('the service process on its embedded defaults', () => {
       DATA_DIR: dataDir,
       PORT: String(await freePort()),
       MQTT_PORT: String(await freePort()),
+      MQTT_WS_PORT: String(await freePort()),
       HOST: '127.0.0.1',
     };
   });

@@ -239,9 +239,19 @@ export const AdminBusInfo = z
       .openapi({
         description: 'Broker URLs as the service is configured (`MQTT_URL`, or the embedded broker).',
       }),
-    embedded: z
-      .boolean()
-      .openapi({ description: 'The broker is the one embedded in the service (TCP only, no WebSocket).' }),
+    wsUrl: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'MQTT over WebSocket, for browsers (`ws://` or `wss://`): `MQTT_WS_URL` when set, else the embedded ' +
+          'broker’s WebSocket listener (`MQTT_WS_PORT`); null when there is neither.',
+        example: 'ws://127.0.0.1:8083',
+      }),
+    embedded: z.boolean().openapi({
+      description:
+        'The broker is the one embedded in the service (MQTT over TCP and, unless turned off, WebSocket).',
+    }),
   })
   .openapi('AdminBusInfo');
 export type AdminBusInfo = z.infer<typeof AdminBusInfo>;

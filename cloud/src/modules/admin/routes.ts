@@ -262,8 +262,9 @@ export function adminRoutes(deps: AppDeps) {
       summary: 'The tenant’s MQTT topics and the broker',
       description:
         `${READ}The topic prefix of the tenant, each event with its topic, and the broker URL the service ` +
-        'uses (`MQTT_URL`, or the embedded broker, which serves MQTT over TCP only, no WebSocket, and no ' +
-        'authentication: keep it on a private network).',
+        'uses (`MQTT_URL`, or the embedded broker, which has no authentication: keep it on a private network), ' +
+        'and `wsUrl`, where browsers reach it over WebSocket: `MQTT_WS_URL` when set, else the embedded ' +
+        'broker’s WebSocket listener (`MQTT_WS_PORT`), else null.',
       tag: TAG,
       auth: ['adminSession'],
       scope: 'tenant:read',
@@ -287,6 +288,7 @@ export function adminRoutes(deps: AppDeps) {
                 transport: url.protocol.replace(/:$/, '') as 'mqtt' | 'mqtts' | 'ws' | 'wss',
               },
             ],
+            wsUrl: deps.config.mqtt.wsUrl ?? deps.bus.wsUrl ?? null,
             embedded: !deps.config.mqtt.url,
           },
         };

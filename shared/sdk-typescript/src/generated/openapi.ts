@@ -1710,7 +1710,7 @@ export interface paths {
     };
     /**
      * The tenant’s MQTT topics and the broker
-     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The topic prefix of the tenant, each event with its topic, and the broker URL the service uses (`MQTT_URL`, or the embedded broker, which serves MQTT over TCP only, no WebSocket, and no authentication: keep it on a private network).
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The topic prefix of the tenant, each event with its topic, and the broker URL the service uses (`MQTT_URL`, or the embedded broker, which has no authentication: keep it on a private network), and `wsUrl`, where browsers reach it over WebSocket: `MQTT_WS_URL` when set, else the embedded broker’s WebSocket listener (`MQTT_WS_PORT`), else null.
      */
     get: operations['adminBusInfo'];
     put?: never;
@@ -3907,7 +3907,12 @@ export interface components {
         /** @enum {string} */
         transport: 'mqtt' | 'mqtts' | 'ws' | 'wss';
       }[];
-      /** @description The broker is the one embedded in the service (TCP only, no WebSocket). */
+      /**
+       * @description MQTT over WebSocket, for browsers (`ws://` or `wss://`): `MQTT_WS_URL` when set, else the embedded broker’s WebSocket listener (`MQTT_WS_PORT`); null when there is neither.
+       * @example ws://127.0.0.1:8083
+       */
+      wsUrl: string | null;
+      /** @description The broker is the one embedded in the service (MQTT over TCP and, unless turned off, WebSocket). */
       embedded: boolean;
     };
     AdminFaceQuality: {
