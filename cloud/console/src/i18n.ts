@@ -143,6 +143,10 @@ const en = {
   attendance: 'Attendance',
   back: 'Back to events',
   configure: 'Configure',
+  removeGuest: 'Remove',
+  removeGuestConfirm:
+    'Remove this guest from the list? Their e-mail, phone, document and birth date are erased; their name and check-ins stay in the event’s history. This cannot be undone.',
+  guestCheckedIn: 'Checked in: the status no longer changes by hand.',
   // Integrations
   applications: 'Applications',
   newApplication: 'New application',
@@ -361,6 +365,10 @@ const ptBR: Record<TextKey, string> = {
   attendance: 'Presença',
   back: 'Voltar aos eventos',
   configure: 'Configurar',
+  removeGuest: 'Remover',
+  removeGuestConfirm:
+    'Remover este convidado da lista? O e-mail, o telefone, o documento e a data de nascimento são apagados; o nome e os check-ins ficam no histórico do evento. Não pode ser desfeito.',
+  guestCheckedIn: 'Já fez o check-in: a situação não muda mais à mão.',
   applications: 'Aplicações',
   newApplication: 'Nova aplicação',
   environment: 'Ambiente',

@@ -1,7 +1,8 @@
 // The console's account and administration screens in real Chromium against the real cloud, each
 // checked from outside through the API: two-step verification turned on from the QR code's secret
 // (login then asks for a code) and off again; an application created with scopes, its key rotated (the
-// old one refused at once) and revoked. Screenshots go to test/console/screenshots/ (rewritten
+// old one refused at once) and revoked; one guest edited and another removed (both read back through
+// the API). Screenshots go to test/console/screenshots/ (rewritten
 // only with UPDATE_SCREENSHOTS=1, otherwise to a scratch folder).
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { newTenant, PASSWORD, totp } from '../support/identity.js';
+import { bearer, login, newTenant, PASSWORD, totp } from '../support/identity.js';
 import { goTo, newConsolePage, screenshotFolder, shotIn } from './support.js';
 
 const STEP_MS = 30_000;
@@ -175,7 +176,54 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     expect((await call(second, '/v1/persons')).status).toBe(401);
   });
 
-  it('shows the MFA set-up and the API keys in Brazilian Portuguese', async () => {
+  it('edits one guest (an emptied field cleared, the status set) and removes another after a confirmation', async () => {
+    const { token } = await login(app, org.email);
+    const headers = bearer(token);
+    const created = await app.request('POST', '/v1/events', { headers, body: { name: 'Board meeting' } });
+    expect(created.status, created.text).toBe(201);
+    const guestsPath = `/v1/events/${created.body.id}/guests`;
+    for (const body of [
+      { name: 'Rita Lobo', email: 'rita@example.com', document: '111' },
+      { name: 'Joao Reis', email: 'joao@example.com', document: '222' },
+    ]) {
+      const guest = await app.request('POST', guestsPath, { headers, body });
+      expect(guest.status, guest.text).toBe(201);
+    }
+    await go(page, 'events');
+    await page.locator('#events tbody tr', { hasText: 'Board meeting' }).getByRole('button').click();
+    const rita = page.locator('#guests tbody tr', { hasText: 'Rita Lobo' });
+    await rita.getByRole('button', { name: 'Edit' }).click();
+    await expect.poll(() => page.evaluate('document.activeElement.id')).toBe('guest-name');
+    await page.fill('#guest-name', 'Rita Lobo Antunes');
+    await page.fill('#guest-email', 'rita.antunes@example.com');
+    await page.fill('#guest-document', '');
+    await page.selectOption('#guest-status', 'confirmed');
+    await shot(page, 'event-guest-edit-en');
+    await page.click('#save-guest');
+    await page.locator('#guest-form').waitFor({ state: 'detached' });
+    await expect
+      .poll(() => page.locator('#guests').innerText())
+      .toMatch(/Rita Lobo Antunes\s+rita\.antunes@example\.com\s+confirmed/);
+    expect(await page.locator('#attendance').innerText()).toContain('confirmed: 1');
+    const edited = await app.request('GET', guestsPath, { headers });
+    expect(edited.body.items.find((g: { name: string }) => g.name === 'Rita Lobo Antunes')).toMatchObject({
+      email: 'rita.antunes@example.com',
+      document: null,
+      status: 'confirmed',
+    });
+
+    const joao = page.locator('#guests tbody tr', { hasText: 'Joao Reis' });
+    await joao.getByRole('button', { name: 'Remove' }).click();
+    const dialog = page.locator('dialog[open]');
+    expect(await dialog.innerText()).toMatch(/e-mail, phone, document and birth date are erased/);
+    await shot(page, 'event-guest-remove-en');
+    await dialog.getByRole('button', { name: 'Remove' }).click();
+    await expect.poll(() => page.locator('#guests').innerText()).not.toContain('Joao Reis');
+    const after = await app.request('GET', guestsPath, { headers });
+    expect(after.body.items.map((g: { name: string }) => g.name)).toEqual(['Rita Lobo Antunes']);
+  });
+
+  it('shows the MFA set-up, the API keys and a guest’s form in Brazilian Portuguese', async () => {
     const pt = await newConsolePage(browser, 'pt-BR', cspViolations);
     await signIn(pt);
     await go(pt, 'settings');
@@ -189,6 +237,14 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     await expect.poll(() => row.innerText()).toMatch(/substituída[\s\S]*revogada/);
     expect(await pt.locator('#app-scopes legend').innerText()).toBe('Escopos da primeira chave');
     await shot(pt, 'integrations-keys-pt-BR');
+    await go(pt, 'events');
+    await pt.locator('#events tbody tr', { hasText: 'Board meeting' }).getByRole('button').click();
+    await pt
+      .locator('#guests tbody tr', { hasText: 'Rita Lobo' })
+      .getByRole('button', { name: 'Editar' })
+      .click();
+    expect(await pt.locator('#guest-status option:checked').innerText()).toBe('confirmado');
+    await shot(pt, 'event-guest-edit-pt-BR');
     await pt.context().close();
     expect(cspViolations).toEqual([]);
   });

@@ -1,15 +1,17 @@
 // Events and guests: create and configure an event (methods, capacity, geofence, branding with a
 // preview of the kiosk's attract screen), open and close it, import its guest list with the per-row
-// report, mail invitations, and follow attendance.
+// report, edit or remove one guest, mail invitations, and follow attendance.
 import type { Branding, Event as EventT, Guest } from '@portico/contract';
 import { ok, type Schemas } from '@portico/sdk';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
 import {
   Badge,
+  ConfirmDialog,
   ErrorNote,
   Field,
+  formFields,
   isoOf,
   PageHeader,
   rowProblem,
@@ -248,6 +250,95 @@ const GUEST_STATUSES = valuesOf<Guest['status']>({
   checked_in: true,
 });
 
+/** The statuses an admin may set (`checked_in` is reached only by a check-in). */
+const SETTABLE_STATUSES = valuesOf<NonNullable<Schemas['UpdateGuestRequest']['status']>>({
+  pending: true,
+  invited: true,
+  confirmed: true,
+  declined: true,
+});
+
+const GUEST_FIELDS = ['name', 'email', 'phone', 'document', 'birthDate', 'status'] as const;
+
+/** One guest's details and status; an emptied optional field is cleared, the status sent only when changed. */
+function GuestForm(props: { session: Session; guest: Guest; onDone: (changed: boolean) => void }) {
+  const { session, guest } = props;
+  const save = useAction();
+  // Opened from the list: typing goes to the guest's name at once.
+  useEffect(() => document.getElementById('guest-name')?.focus(), [guest.id]);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const v = formFields(e, GUEST_FIELDS);
+    const status = SETTABLE_STATUSES.find((st) => st === v.status && st !== guest.status);
+    const body: Schemas['UpdateGuestRequest'] = {
+      name: v.name,
+      email: v.email || null,
+      phone: v.phone || null,
+      document: v.document || null,
+      birthDate: v.birthDate || null,
+      ...(status ? { status } : {}),
+    };
+    void save.run(async () => {
+      ok(
+        await session.api.PATCH('/v1/events/{id}/guests/{guestId}', {
+          params: { path: { id: guest.eventId, guestId: guest.id } },
+          body,
+        }),
+      );
+      props.onDone(true);
+    });
+  };
+  return (
+    <article id="guest-form">
+      <h3>
+        {t('edit')}: {guest.name}
+      </h3>
+      <form onSubmit={submit}>
+        <div class="grid-2">
+          <Field label={t('name')}>
+            <input name="name" id="guest-name" required defaultValue={guest.name} />
+          </Field>
+          <Field label={t('email')}>
+            <input type="email" name="email" id="guest-email" defaultValue={guest.email ?? ''} />
+          </Field>
+          <Field label={t('phone')}>
+            <input name="phone" id="guest-phone" defaultValue={guest.phone ?? ''} />
+          </Field>
+          <Field label={t('document')}>
+            <input name="document" id="guest-document" defaultValue={guest.document ?? ''} />
+          </Field>
+          <Field label={t('birthDate')}>
+            <input type="date" name="birthDate" id="guest-birthDate" defaultValue={guest.birthDate ?? ''} />
+          </Field>
+          <Field label={t('status')} help={guest.status === 'checked_in' ? t('guestCheckedIn') : undefined}>
+            <select name="status" id="guest-status" disabled={guest.status === 'checked_in'}>
+              {guest.status === 'checked_in' ? (
+                <option value="checked_in" selected>
+                  {term('checked_in')}
+                </option>
+              ) : null}
+              {SETTABLE_STATUSES.map((st) => (
+                <option key={st} value={st} selected={st === guest.status}>
+                  {term(st)}
+                </option>
+              ))}
+            </select>
+          </Field>
+        </div>
+        <ErrorNote error={save.error} />
+        <div class="row">
+          <button type="submit" id="save-guest" aria-busy={save.busy}>
+            {t('save')}
+          </button>
+          <button type="button" class="secondary" onClick={() => props.onDone(false)}>
+            {t('cancel')}
+          </button>
+        </div>
+      </form>
+    </article>
+  );
+}
+
 const STATUS_ACTIONS: {
   to: EventT['status'];
   from: EventT['status'][];
@@ -271,6 +362,8 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
   );
   const [report, setReport] = useState<Schemas['GuestImportResult'] | null>(null);
   const [mailed, setMailed] = useState<string | null>(null);
+  const [editing, setEditing] = useState<Guest | null>(null);
+  const [removing, setRemoving] = useState<Guest | null>(null);
   const action = useAction();
 
   const upload = (e: Event) => {
@@ -306,6 +399,16 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
         ),
       );
       setMailed(t('inviteResult', { sent: r.sent, skipped: r.skipped, failed: r.failed }));
+      guests.reload();
+    });
+  const remove = (g: Guest) =>
+    action.run(async () => {
+      setRemoving(null);
+      ok(
+        await session.api.DELETE('/v1/events/{id}/guests/{guestId}', {
+          params: { path: { id: event.id, guestId: g.id } },
+        }),
+      );
       guests.reload();
     });
 
@@ -384,6 +487,26 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
       </div>
       {mailed ? <p class="notice">{mailed}</p> : null}
       <ErrorNote error={action.error ?? guests.error} />
+      {editing ? (
+        <GuestForm
+          key={editing.id}
+          session={session}
+          guest={editing}
+          onDone={(changed) => {
+            setEditing(null);
+            if (changed) guests.reload();
+          }}
+        />
+      ) : null}
+      {removing ? (
+        <ConfirmDialog
+          title={`${t('removeGuest')}: ${removing.name}`}
+          text={t('removeGuestConfirm')}
+          confirmLabel={t('removeGuest')}
+          onConfirm={() => void remove(removing)}
+          onCancel={() => setRemoving(null)}
+        />
+      ) : null}
       <div class="table-wrap">
         <table id="guests">
           <thead>
@@ -392,6 +515,7 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
               <th>{t('email')}</th>
               <th>{t('status')}</th>
               <th>{t('when')}</th>
+              <th>{t('actions')}</th>
             </tr>
           </thead>
           <tbody>
@@ -403,6 +527,14 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
                   <Badge tone={g.status === 'checked_in' ? 'ok' : undefined}>{term(g.status)}</Badge>
                 </td>
                 <td>{when(g.checkedInAt ?? g.confirmedAt ?? g.invitedAt)}</td>
+                <td>
+                  <button type="button" class="outline" onClick={() => setEditing(g)}>
+                    {t('edit')}
+                  </button>
+                  <button type="button" class="outline contrast" onClick={() => setRemoving(g)}>
+                    {t('removeGuest')}
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
