@@ -182,6 +182,7 @@ const en = {
   mqttTopics: 'MQTT topics',
   topic: 'Topic',
   brokers: 'Brokers',
+  brokerWebSocket: 'In browsers (MQTT over WebSocket)',
   // Settings
   thresholds: 'Recognition thresholds',
   matchThreshold: 'Match threshold',
@@ -403,6 +404,7 @@ const ptBR: Record<TextKey, string> = {
   mqttTopics: 'Tópicos MQTT',
   topic: 'Tópico',
   brokers: 'Brokers',
+  brokerWebSocket: 'Em navegadores (MQTT sobre WebSocket)',
   thresholds: 'Limiares de reconhecimento',
   matchThreshold: 'Limiar de correspondência',
   matchHelp:

@@ -431,6 +431,11 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
       )
       .toMatch(/webhook\.test[\s\S]*delivered/);
     expect(await page.locator('#topics').innerText()).toContain('checkin.success');
+    // Where a browser reaches the bus, as the API says: the embedded broker's WebSocket listener
+    // (none is advertised for an external broker without MQTT_WS_URL, e.g. CI's Mosquitto).
+    const bus = await app.request('GET', '/v1/admin/bus', { headers: org.headers });
+    if (bus.body.wsUrl) expect(await page.locator('#bus-ws-url').innerText()).toBe(bus.body.wsUrl);
+    else expect(await page.locator('#bus-ws-url').count()).toBe(0);
     await shot(page, 'integrations-en');
   });
 

@@ -365,6 +365,11 @@ function Topics({ session }: { session: Session }) {
             ))}{' '}
             · {b.protocol} · QoS {b.qos}
           </p>
+          {b.wsUrl ? (
+            <p>
+              {t('brokerWebSocket')}: <code id="bus-ws-url">{b.wsUrl}</code>
+            </p>
+          ) : null}
           <div class="table-wrap">
             <table id="topics">
               <thead>
