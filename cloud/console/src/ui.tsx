@@ -116,6 +116,15 @@ export function ErrorNote({ error }: { error: string | null | undefined }) {
   ) : null;
 }
 
+/** A short confirmation (saved, queued), read out by screen readers; nothing without a message. */
+export function Notice({ message }: { message: string | null | undefined }) {
+  return message ? (
+    <p class="notice" role="status">
+      {message}
+    </p>
+  ) : null;
+}
+
 export function Field(props: { label: string; help?: string; children: ComponentChildren }) {
   return (
     <label>

@@ -11,10 +11,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD, totp } from '../support/identity.js';
+import { bearer, login, newTenant, PASSWORD, totp, TOTP_STEP_MS, totpCodes } from '../support/identity.js';
 import { goTo, newConsolePage, screenshotFolder, shotIn } from './support.js';
-
-const STEP_MS = 30_000;
 
 let app: TestApp;
 let browser: Browser;
@@ -26,25 +24,6 @@ const org = { email: '', tenantId: '' };
 
 const shot = (p: Page, name: string) => shotIn(shots, p, name);
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
-
-/**
- * Codes of `secret` for ever later 30 s steps: the service takes a step once and only after the last
- * one it took, and accepts one step ahead of its clock (so at most one code is ready ahead of time).
- */
-function codesOf(secret: string): () => Promise<string> {
-  let last = -Infinity;
-  return async () => {
-    for (;;) {
-      const now = Math.floor(Date.now() / STEP_MS);
-      const step = Math.max(last + 1, now);
-      if (step <= now + 1) {
-        last = step;
-        return totp(secret, new Date(step * STEP_MS + 1000));
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  };
-}
 
 /** Signs in through the form with the password (the owner starts without MFA). */
 async function signIn(p: Page) {
@@ -84,10 +63,12 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
     const qr = page.locator('#mfa img.qr');
     expect(await qr.evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBeGreaterThan(0);
-    const code = codesOf(secret);
+    const code = totpCodes(secret);
     const first = await code();
     // A code that is none of the accepted ones (this step's, the one before and the one after).
-    const around = await Promise.all([-1, 0, 1].map((d) => totp(secret, new Date(Date.now() + d * STEP_MS))));
+    const around = await Promise.all(
+      [-1, 0, 1].map((d) => totp(secret, new Date(Date.now() + d * TOTP_STEP_MS))),
+    );
     const wrong = ['000000', '111111', '222222', '333333'].find((c) => !around.includes(c))!;
     await page.fill('#mfa-enable-code', wrong);
     await page.click('#mfa-enable');

@@ -14,7 +14,7 @@ import { cameraOf, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { cleanPhotos, HAS_MODELS, sharedFaceEngine, type Photo } from '../support/faces.js';
-import { bearer, loggedInUser, newTenant, PASSWORD, totp } from '../support/identity.js';
+import { bearer, loggedInUser, newTenant, PASSWORD, totpCodes } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { waitForMail } from '../portal/support.js';
@@ -36,26 +36,15 @@ let page: Page;
 /** A second signed-in browser (the Portuguese one), kept for the last test. */
 let second: Page;
 const cspViolations: string[] = [];
-const org = { email: '', secret: '', headers: {} as Record<string, string>, tenantId: '' };
+const org = { email: '', headers: {} as Record<string, string>, tenantId: '' };
 
 const shot = (p: Page, name: string) => shotIn(SHOTS, p, name);
 
 const newPage = (locale: string, viewport = LAPTOP) =>
   newConsolePage(browser, locale, cspViolations, viewport);
 
-const usedCodes = new Set<string>();
-
-/** A TOTP code not used yet: the next 30 s step's (one step of drift is accepted; a code works once). */
-async function freshCode(): Promise<string> {
-  for (;;) {
-    const code = await totp(org.secret, new Date(Date.now() + 30_000));
-    if (!usedCodes.has(code)) {
-      usedCodes.add(code);
-      return code;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-}
+/** The owner's next TOTP code, never one used before (set once MFA is on, in beforeAll). */
+let nextCode: () => Promise<string>;
 
 /** Signs in through the form, answering the TOTP step. */
 async function signIn(p: Page) {
@@ -64,7 +53,7 @@ async function signIn(p: Page) {
   await p.fill('#password', PASSWORD);
   await p.click('button[type=submit]');
   await p.locator('#mfa-code').waitFor();
-  await p.fill('#mfa-code', await freshCode());
+  await p.fill('#mfa-code', await nextCode());
   await p.click('button[type=submit]');
   await p.locator('nav[aria-label=Console]').waitFor();
 }
@@ -95,15 +84,14 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     });
     const headers = bearer(login.body.accessToken as string);
     const setup = await app.request('POST', '/v1/auth/mfa/setup', { headers });
-    const code = await totp(setup.body.secret as string, new Date());
-    usedCodes.add(code);
+    nextCode = totpCodes(setup.body.secret as string);
+    const code = await nextCode();
     const enable = await app.request('POST', '/v1/auth/mfa/enable', { headers, body: { code } });
     expect(enable.status, enable.text).toBe(200);
     const created = await app.request('POST', '/v1/applications', { headers, body: { name: 'Front desk' } });
     expect(created.status, created.text).toBe(201);
     Object.assign(org, {
       email: tenant.adminEmail,
-      secret: setup.body.secret,
       headers,
       tenantId: tenant.tenantId,
     });

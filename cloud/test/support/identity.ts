@@ -67,6 +67,28 @@ export function totp(secret: string, at: Date): Promise<string> {
   return generate({ secret, epoch: Math.floor(at.getTime() / 1000) });
 }
 
+/** TOTP's time step. */
+export const TOTP_STEP_MS = 30_000;
+
+/**
+ * Codes of `secret` for ever later 30 s steps: the service takes a step once and only after the last
+ * one it took, and accepts one step ahead of its clock (so at most one code is ready ahead of time).
+ */
+export function totpCodes(secret: string): () => Promise<string> {
+  let last = -Infinity;
+  return async () => {
+    for (;;) {
+      const now = Math.floor(Date.now() / TOTP_STEP_MS);
+      const step = Math.max(last + 1, now);
+      if (step <= now + 1) {
+        last = step;
+        return totp(secret, new Date(step * TOTP_STEP_MS + 1000));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  };
+}
+
 /** A second user of `tenantId` with `role`, logged in: its bearer headers. */
 export async function loggedInUser(
   app: TestApp,

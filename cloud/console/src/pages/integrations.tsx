@@ -5,7 +5,17 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import { Badge, ConfirmDialog, ErrorNote, Field, PageHeader, useAction, useLoad, valuesOf } from '../ui.js';
+import {
+  Badge,
+  ConfirmDialog,
+  ErrorNote,
+  Field,
+  Notice,
+  PageHeader,
+  useAction,
+  useLoad,
+  valuesOf,
+} from '../ui.js';
 
 type Scope = Schemas['ApiScope'];
 const SCOPES = valuesOf<Scope>({
@@ -286,11 +296,7 @@ function Webhooks({ session }: { session: Session }) {
           </button>
         </form>
       ) : null}
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice message={notice} />
       <ErrorNote error={action.error ?? settings.error} />
       <header class="page">
         <h3>{t('deliveries')}</h3>

@@ -5,7 +5,7 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t } from '../i18n.js';
 import type { Session } from '../session.js';
-import { Badge, CodeInput, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
+import { Badge, CodeInput, ErrorNote, Field, Notice, PageHeader, useAction, useLoad } from '../ui.js';
 
 /** The admin's own MFA: off -> a new secret (QR code and text) confirmed with a code -> on; on -> off with a code. */
 function TwoStep({ session }: { session: Session }) {
@@ -61,11 +61,7 @@ function TwoStep({ session }: { session: Session }) {
           {on ? t('mfaOnHelp') : t('mfaOffHelp')}
         </p>
       ) : null}
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice message={notice} />
       {on === false && !pending ? (
         <button type="button" id="mfa-start" onClick={() => void start()} aria-busy={action.busy}>
           {t('mfaTurnOn')}
@@ -216,11 +212,7 @@ export function Settings({ session }: { session: Session }) {
             </div>
           </article>
           <ErrorNote error={action.error} />
-          {saved ? (
-            <p class="notice" role="status">
-              {t('saved')}
-            </p>
-          ) : null}
+          <Notice message={saved ? t('saved') : null} />
           <button type="submit" id="save-settings" aria-busy={action.busy}>
             {t('save')}
           </button>
