@@ -98,12 +98,19 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         const createdAt = new Date(at);
         and.push({ OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] });
       }
-      const rows = await prisma.webhookDelivery.findMany({
-        where: { AND: and },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-        take: query.limit + 1,
-        include: INCLUDE,
-      });
+      // The deliveries and their attempts are two queries: one snapshot for both, so a delivery is never
+      // listed with an attempt its own row does not reflect yet (the dispatcher writes both at once).
+      const [rows] = await prisma.$transaction(
+        [
+          prisma.webhookDelivery.findMany({
+            where: { AND: and },
+            orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+            take: query.limit + 1,
+            include: INCLUDE,
+          }),
+        ],
+        { isolationLevel: 'RepeatableRead' },
+      );
       const items = rows.slice(0, query.limit);
       const last = items[items.length - 1];
       return {
