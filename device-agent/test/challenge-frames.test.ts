@@ -2,45 +2,15 @@
 // then identify with the nonce alone: the rules around it, on the local API, with a stand-in engine
 // whose frames say what they show (eyes open or closed), so that which frames were judged, and in
 // which order, shows in the decision. The same frames through the real engine: liveness.test.ts.
-import {
-  EMBEDDING_MODEL_ID,
-  embeddingToBuffer,
-  FaceEngineError,
-  type FaceEngine,
-} from '@portico/face-engine';
-import type { Replica as Page } from '@portico/contract';
+import { EMBEDDING_MODEL_ID, FaceEngineError, type FaceEngine } from '@portico/face-engine';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CHALLENGE_MAX_FRAMES, createChallenges, MAX_OPEN_CHALLENGES } from '../src/liveness.js';
 import { startReplicaAgent } from './support/replica-agent.js';
+import { replicaGuest, replicaPage } from './support/replica-page.js';
 
 const TOKEN = 'evt_stream_0123456789abcdef';
 const vector = new Float32Array(512).map((_, i) => Math.sin(i));
-const page: Page = {
-  event: { id: 'e1', name: 'Gala', status: 'open', checkinMethods: [], capacity: null, geofence: null },
-  policy: {
-    tenantId: 't1',
-    modelId: EMBEDDING_MODEL_ID,
-    matchThreshold: 0.57,
-    requireLiveness: true,
-    livenessThreshold: 0.5,
-    syncCheckinImages: false,
-  },
-  items: [
-    {
-      guestId: 'g1',
-      name: 'Ana Maria',
-      status: 'confirmed',
-      checkedInAt: null,
-      personId: 'p1',
-      qrHash: 'h1',
-      template: { modelId: EMBEDDING_MODEL_ID, embedding: embeddingToBuffer(vector).toString('base64') },
-    },
-  ],
-  removed: [],
-  revokedPersons: [],
-  nextCursor: null,
-  checkpoint: '1.1',
-};
+const page = replicaPage([replicaGuest(1, 'Ana Maria', vector)]);
 
 /**
  * A frame showing the enrolled guest facing the camera with eyes open or closed, and its passive

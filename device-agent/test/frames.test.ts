@@ -6,11 +6,12 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EMBEDDING_MODEL_ID, embeddingToBuffer, type FaceEngine } from '@portico/face-engine';
-import type { Replica as Page, SyncItem } from '@portico/contract';
+import { EMBEDDING_MODEL_ID, type FaceEngine } from '@portico/face-engine';
+import type { SyncItem } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type Agent } from '../src/agent.js';
 import { loadAgentConfig } from '../src/config.js';
+import { replicaGuest, replicaPage } from './support/replica-page.js';
 
 const TOKEN = 'evt_frames_0123456789abcdef';
 const vector = new Float32Array(512).map((_, i) => Math.sin(i));
@@ -24,32 +25,11 @@ function fakeCloud() {
     /** Each accepted batch: its items' ids and the queue length the device reported with it. */
     batches: [] as { ids: string[]; queueLength: number | undefined }[],
   };
-  const page = (): Page => ({
-    event: { id: 'e1', name: 'Gala', status: 'open', checkinMethods: [], capacity: null, geofence: null },
-    policy: {
-      tenantId: 't1',
-      modelId: EMBEDDING_MODEL_ID,
-      matchThreshold: 0.57,
+  const page = () =>
+    replicaPage([replicaGuest(1, 'Ana Maria', vector)], {
       requireLiveness: false,
-      livenessThreshold: 0.5,
       syncCheckinImages: state.syncCheckinImages,
-    },
-    items: [
-      {
-        guestId: 'g1',
-        name: 'Ana Maria',
-        status: 'confirmed',
-        checkedInAt: null,
-        personId: 'p1',
-        qrHash: 'h1',
-        template: { modelId: EMBEDDING_MODEL_ID, embedding: embeddingToBuffer(vector).toString('base64') },
-      },
-    ],
-    removed: [],
-    revokedPersons: [],
-    nextCursor: null,
-    checkpoint: '1.1',
-  });
+    });
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -13,16 +13,11 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import {
-  createFaceEngine,
-  EMBEDDING_MODEL_ID,
-  embeddingToBuffer,
-  resolveModelDir,
-  type FaceEngine,
-} from '@portico/face-engine';
+import { createFaceEngine, resolveModelDir, type FaceEngine } from '@portico/face-engine';
 import type { Replica as Page } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicaAgent } from './support/replica-agent.js';
+import { replicaGuest, replicaPage } from './support/replica-page.js';
 
 const workspace = path.resolve(import.meta.dirname, '..', '..');
 const ATT = path.resolve(
@@ -63,32 +58,10 @@ describe.skipIf(!HAS_ATT || !HAS_MODELS)('active liveness challenge on photos of
     const items: Page['items'] = [];
     for (let s = 1; s <= SUBJECTS; s++) {
       const { embedding } = await engine.analyze(await photo(s, 9));
-      items.push({
-        guestId: `g${s}`,
-        name: `Subject-${s} Att`,
-        status: 'confirmed',
-        checkedInAt: null,
-        personId: `p${s}`,
-        qrHash: `h${s}`,
-        template: { modelId: EMBEDDING_MODEL_ID, embedding: embeddingToBuffer(embedding).toString('base64') },
-      });
+      items.push(replicaGuest(s, `Subject-${s} Att`, embedding));
     }
-    const page: Page = {
-      event: { id: 'e1', name: 'Gala', status: 'open', checkinMethods: [], capacity: null, geofence: null },
-      policy: {
-        tenantId: 't1',
-        modelId: EMBEDDING_MODEL_ID,
-        matchThreshold: 0.57,
-        requireLiveness: true,
-        livenessThreshold: 0,
-        syncCheckinImages: false,
-      },
-      items,
-      removed: [],
-      revokedPersons: [],
-      nextCursor: null,
-      checkpoint: '1.1',
-    };
+    // Active liveness is judged here; the passive score of these old photos is not.
+    const page = replicaPage(items, { livenessThreshold: 0 });
     running = await startReplicaAgent(TOKEN, page, engine);
   }, 120_000);
   afterAll(async () => {

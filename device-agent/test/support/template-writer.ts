@@ -3,12 +3,12 @@
 // templates to ROTATE guests of the first half and revokes one guest of the second half. The journal
 // is folded into a snapshot whenever it outgrows a quarter of it, so kills also land in compactions.
 // Prints `ready`, then `done <round>` once a round has returned.
-import { EMBEDDING_MODEL_ID, embeddingToBuffer } from '@portico/face-engine';
 import type { Replica as Page } from '@portico/contract';
 import { createReplica } from '../../src/replica.js';
 import { createSealer } from '../../src/sealed.js';
 import { openStore } from '../../src/store.js';
 import { openTemplateStore } from '../../src/templates.js';
+import { replicaGuest } from './replica-page.js';
 import { GUESTS, PAGE, rotated, templateOf, TOKEN, writerEvent, writerPolicy } from './templates.js';
 
 const [dir, key] = process.argv.slice(2) as [string, string];
@@ -19,21 +19,8 @@ const replica = createReplica(
 );
 await replica.load([TOKEN]);
 
-const item = (i: number, version: number | null): Page['items'][number] => ({
-  guestId: `g${i}`,
-  name: `Guest ${i}`,
-  status: 'confirmed',
-  checkedInAt: null,
-  personId: `p${i}`,
-  qrHash: `h${i}`,
-  template:
-    version === null
-      ? null
-      : {
-          modelId: EMBEDDING_MODEL_ID,
-          embedding: embeddingToBuffer(templateOf(i, version)).toString('base64'),
-        },
-});
+const item = (i: number, version: number | null) =>
+  replicaGuest(i, `Guest ${i}`, version === null ? null : templateOf(i, version));
 const page = (items: Page['items'], checkpoint: string, last: boolean): Page => ({
   event: writerEvent,
   policy: writerPolicy,
