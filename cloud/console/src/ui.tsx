@@ -125,6 +125,24 @@ export function Notice({ message }: { message: string | null | undefined }) {
   ) : null;
 }
 
+/** A table in its scrolling wrapper: `head` the column titles, the children its rows. */
+export function Table(props: { id: string; head: readonly string[]; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table id={props.id}>
+        <thead>
+          <tr>
+            {props.head.map((title) => (
+              <th key={title}>{title}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Field(props: { label: string; help?: string; children: ComponentChildren }) {
   return (
     <label>

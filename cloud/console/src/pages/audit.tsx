@@ -3,7 +3,7 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import { ErrorNote, Field, formFields, isoOf, PageHeader, PagesFooter, usePages } from '../ui.js';
+import { ErrorNote, Field, formFields, isoOf, PageHeader, PagesFooter, Table, usePages } from '../ui.js';
 
 type AdminAuditEntry = Schemas['AdminAuditEntry'];
 const FILTERS = ['action', 'actorId', 'from', 'to'] as const;
@@ -51,42 +51,29 @@ export function AuditLog({ session }: { session: Session }) {
         <button type="submit">{t('filter')}</button>
       </form>
       <ErrorNote error={pages.error} />
-      <div class="table-wrap">
-        <table id="audit">
-          <thead>
-            <tr>
-              <th>{t('when')}</th>
-              <th>{t('action')}</th>
-              <th>{t('actor')}</th>
-              <th>{t('target')}</th>
-              <th>{t('details')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((e) => (
-              <tr key={e.id}>
-                <td>{when(e.at)}</td>
-                <td>
-                  <code>{e.action}</code>
-                </td>
-                <td>
-                  {e.actorType}
-                  <br />
-                  <small class="muted">{e.actorId ?? ''}</small>
-                </td>
-                <td>
-                  {e.targetType ?? '—'}
-                  <br />
-                  <small class="muted">{e.targetId ?? ''}</small>
-                </td>
-                <td>
-                  <small>{Object.keys(e.metadata).length ? JSON.stringify(e.metadata) : ''}</small>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="audit" head={[t('when'), t('action'), t('actor'), t('target'), t('details')]}>
+        {items.map((e) => (
+          <tr key={e.id}>
+            <td>{when(e.at)}</td>
+            <td>
+              <code>{e.action}</code>
+            </td>
+            <td>
+              {e.actorType}
+              <br />
+              <small class="muted">{e.actorId ?? ''}</small>
+            </td>
+            <td>
+              {e.targetType ?? '—'}
+              <br />
+              <small class="muted">{e.targetId ?? ''}</small>
+            </td>
+            <td>
+              <small>{Object.keys(e.metadata).length ? JSON.stringify(e.metadata) : ''}</small>
+            </td>
+          </tr>
+        ))}
+      </Table>
       <PagesFooter pages={pages} />
     </>
   );

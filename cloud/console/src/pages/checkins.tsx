@@ -3,23 +3,23 @@
 import type { AdminCheckin, AdminCheckinFlag, Event as EventT } from '@portico/contract';
 import { ok } from '@portico/sdk';
 import { useState } from 'preact/hooks';
-import { t, term, when } from '../i18n.js';
+import { t, term } from '../i18n.js';
 import type { Session } from '../session.js';
 import {
   ErrorNote,
   Field,
-  isoOf,
-  OutcomeBadge,
-  PageHeader,
-  saveFile,
   formFields,
+  isoOf,
+  PageHeader,
   PagesFooter,
+  saveFile,
+  Table,
   useAction,
   useLoad,
   usePages,
   valuesOf,
 } from '../ui.js';
-import { CheckinPhoto } from './today.js';
+import { checkinHead, CheckinRow } from './today.js';
 
 export const METHODS = valuesOf<AdminCheckin['method']>({ facial: true, qr: true, link: true, manual: true });
 const OUTCOMES = valuesOf<AdminCheckin['outcome']>({
@@ -148,40 +148,11 @@ export function Checkins({ session }: { session: Session }) {
         <button type="submit">{t('filter')}</button>
       </form>
       <ErrorNote error={pages.error ?? exporting.error} />
-      <div class="table-wrap">
-        <table id="checkins">
-          <thead>
-            <tr>
-              <th>{t('when')}</th>
-              <th>{t('person')}</th>
-              <th>{t('event')}</th>
-              <th>{t('method')}</th>
-              <th>{t('outcome')}</th>
-              <th>{t('score')}</th>
-              <th>{t('flags')}</th>
-              <th>{t('showPhoto')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((c) => (
-              <tr key={c.id}>
-                <td>{when(c.recordedAt)}</td>
-                <td>{c.person?.name ?? '—'}</td>
-                <td>{c.event?.name ?? '—'}</td>
-                <td>{term(c.method)}</td>
-                <td>
-                  <OutcomeBadge outcome={c.outcome} />
-                </td>
-                <td>{c.score === null ? '—' : c.score.toFixed(2)}</td>
-                <td>{c.flags.map(term).join(', ') || '—'}</td>
-                <td>
-                  <CheckinPhoto session={session} checkin={c} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="checkins" head={checkinHead(true)}>
+        {items.map((c) => (
+          <CheckinRow key={c.id} session={session} checkin={c} detailed />
+        ))}
+      </Table>
       <PagesFooter pages={pages} />
     </>
   );

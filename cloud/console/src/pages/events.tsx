@@ -15,6 +15,7 @@ import {
   isoOf,
   PageHeader,
   rowProblem,
+  Table,
   useAction,
   useLoad,
   valuesOf,
@@ -507,39 +508,26 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
           onCancel={() => setRemoving(null)}
         />
       ) : null}
-      <div class="table-wrap">
-        <table id="guests">
-          <thead>
-            <tr>
-              <th>{t('name')}</th>
-              <th>{t('email')}</th>
-              <th>{t('status')}</th>
-              <th>{t('when')}</th>
-              <th>{t('actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((g) => (
-              <tr key={g.id}>
-                <td>{g.name}</td>
-                <td>{g.email ?? '—'}</td>
-                <td>
-                  <Badge tone={g.status === 'checked_in' ? 'ok' : undefined}>{term(g.status)}</Badge>
-                </td>
-                <td>{when(g.checkedInAt ?? g.confirmedAt ?? g.invitedAt)}</td>
-                <td>
-                  <button type="button" class="outline" onClick={() => setEditing(g)}>
-                    {t('edit')}
-                  </button>
-                  <button type="button" class="outline contrast" onClick={() => setRemoving(g)}>
-                    {t('removeGuest')}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="guests" head={[t('name'), t('email'), t('status'), t('when'), t('actions')]}>
+        {list.map((g) => (
+          <tr key={g.id}>
+            <td>{g.name}</td>
+            <td>{g.email ?? '—'}</td>
+            <td>
+              <Badge tone={g.status === 'checked_in' ? 'ok' : undefined}>{term(g.status)}</Badge>
+            </td>
+            <td>{when(g.checkedInAt ?? g.confirmedAt ?? g.invitedAt)}</td>
+            <td>
+              <button type="button" class="outline" onClick={() => setEditing(g)}>
+                {t('edit')}
+              </button>
+              <button type="button" class="outline contrast" onClick={() => setRemoving(g)}>
+                {t('removeGuest')}
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
     </section>
   );
 }
@@ -637,36 +625,23 @@ export function Events({ session }: { session: Session }) {
         />
       ) : null}
       <ErrorNote error={events.error} />
-      <div class="table-wrap">
-        <table id="events">
-          <thead>
-            <tr>
-              <th>{t('name')}</th>
-              <th>{t('status')}</th>
-              <th>{t('startsAt')}</th>
-              <th>{t('methods')}</th>
-              <th>{t('actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(events.data ?? []).map((e) => (
-              <tr key={e.id}>
-                <td>{e.name}</td>
-                <td>
-                  <Badge tone={e.status === 'open' ? 'ok' : undefined}>{term(e.status)}</Badge>
-                </td>
-                <td>{when(e.startsAt)}</td>
-                <td>{e.checkinMethods.map(term).join(', ')}</td>
-                <td>
-                  <button type="button" class="outline" onClick={() => setSelected(e)}>
-                    {t('guests')} / {t('configure')}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="events" head={[t('name'), t('status'), t('startsAt'), t('methods'), t('actions')]}>
+        {(events.data ?? []).map((e) => (
+          <tr key={e.id}>
+            <td>{e.name}</td>
+            <td>
+              <Badge tone={e.status === 'open' ? 'ok' : undefined}>{term(e.status)}</Badge>
+            </td>
+            <td>{when(e.startsAt)}</td>
+            <td>{e.checkinMethods.map(term).join(', ')}</td>
+            <td>
+              <button type="button" class="outline" onClick={() => setSelected(e)}>
+                {t('guests')} / {t('configure')}
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
       {events.data?.length === 0 ? <p class="muted">{t('none')}</p> : null}
     </>
   );

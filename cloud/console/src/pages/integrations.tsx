@@ -12,6 +12,7 @@ import {
   Field,
   Notice,
   PageHeader,
+  Table,
   useAction,
   useLoad,
   valuesOf,
@@ -212,28 +213,17 @@ function Applications({ session }: { session: Session }) {
         </fieldset>
       </form>
       <ErrorNote error={action.error ?? apps.error} />
-      <div class="table-wrap">
-        <table id="applications">
-          <thead>
-            <tr>
-              <th>{t('name')}</th>
-              <th>{t('environment')}</th>
-              <th>{t('apiKeys')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(apps.data ?? []).map((a) => (
-              <tr key={a.id}>
-                <td>{a.name}</td>
-                <td>{a.environment}</td>
-                <td>
-                  <ApplicationKeys session={session} app={a} onSecret={setSecret} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="applications" head={[t('name'), t('environment'), t('apiKeys')]}>
+        {(apps.data ?? []).map((a) => (
+          <tr key={a.id}>
+            <td>{a.name}</td>
+            <td>{a.environment}</td>
+            <td>
+              <ApplicationKeys session={session} app={a} onSecret={setSecret} />
+            </td>
+          </tr>
+        ))}
+      </Table>
     </section>
   );
 }
@@ -305,51 +295,38 @@ function Webhooks({ session }: { session: Session }) {
         </button>
       </header>
       <ErrorNote error={deliveries.error} />
-      <div class="table-wrap">
-        <table id="deliveries">
-          <thead>
-            <tr>
-              <th>{t('when')}</th>
-              <th>{t('event')}</th>
-              <th>{t('status')}</th>
-              <th>{t('attempts')}</th>
-              <th>{t('actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(deliveries.data?.items ?? []).map((d) => (
-              <tr key={d.id}>
-                <td>{when(d.createdAt)}</td>
-                <td>
-                  <code>{d.event}</code>
-                  <br />
-                  <small class="muted">{d.url}</small>
-                </td>
-                <td>
-                  <Badge tone={d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : undefined}>
-                    {term(d.status)}
-                  </Badge>
-                </td>
-                <td>
-                  <ol>
-                    {d.attempts.map((a) => (
-                      <li key={a.attempt}>
-                        {when(a.at)} · {a.statusCode ?? '—'} · {a.durationMs} ms
-                        {a.error ? ` · ${a.error}` : ''}
-                      </li>
-                    ))}
-                  </ol>
-                </td>
-                <td>
-                  <button type="button" class="outline" onClick={() => void redeliver(d.id)}>
-                    {t('redeliver')}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="deliveries" head={[t('when'), t('event'), t('status'), t('attempts'), t('actions')]}>
+        {(deliveries.data?.items ?? []).map((d) => (
+          <tr key={d.id}>
+            <td>{when(d.createdAt)}</td>
+            <td>
+              <code>{d.event}</code>
+              <br />
+              <small class="muted">{d.url}</small>
+            </td>
+            <td>
+              <Badge tone={d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : undefined}>
+                {term(d.status)}
+              </Badge>
+            </td>
+            <td>
+              <ol>
+                {d.attempts.map((a) => (
+                  <li key={a.attempt}>
+                    {when(a.at)} · {a.statusCode ?? '—'} · {a.durationMs} ms
+                    {a.error ? ` · ${a.error}` : ''}
+                  </li>
+                ))}
+              </ol>
+            </td>
+            <td>
+              <button type="button" class="outline" onClick={() => void redeliver(d.id)}>
+                {t('redeliver')}
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
       {deliveries.data?.items.length === 0 ? <p class="muted">{t('none')}</p> : null}
     </section>
   );
@@ -376,30 +353,19 @@ function Topics({ session }: { session: Session }) {
               {t('brokerWebSocket')}: <code id="bus-ws-url">{b.wsUrl}</code>
             </p>
           ) : null}
-          <div class="table-wrap">
-            <table id="topics">
-              <thead>
-                <tr>
-                  <th>{t('event')}</th>
-                  <th>{t('topic')}</th>
-                  <th>Webhook</th>
-                </tr>
-              </thead>
-              <tbody>
-                {b.events.map((e) => (
-                  <tr key={e.event}>
-                    <td>
-                      <code>{e.event}</code>
-                    </td>
-                    <td>
-                      <code>{e.topic}</code>
-                    </td>
-                    <td>{e.webhook ? t('yes') : t('no')}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table id="topics" head={[t('event'), t('topic'), 'Webhook']}>
+            {b.events.map((e) => (
+              <tr key={e.event}>
+                <td>
+                  <code>{e.event}</code>
+                </td>
+                <td>
+                  <code>{e.topic}</code>
+                </td>
+                <td>{e.webhook ? t('yes') : t('no')}</td>
+              </tr>
+            ))}
+          </Table>
         </>
       ) : null}
     </section>

@@ -17,6 +17,7 @@ import {
   formFields,
   PageHeader,
   rowProblem,
+  Table,
   useAction,
   useLoad,
 } from '../ui.js';
@@ -291,37 +292,24 @@ export function Persons({ session }: { session: Session }) {
         <button type="submit">{t('search')}</button>
       </form>
       <ErrorNote error={list.error} />
-      <div class="table-wrap">
-        <table id="persons">
-          <thead>
-            <tr>
-              <th>{t('name')}</th>
-              <th>{t('document')}</th>
-              <th>{t('email')}</th>
-              <th>{t('enrolled')}</th>
-              <th>{t('actions')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(list.data ?? []).map((p) => (
-              <tr key={p.id}>
-                <td>{p.name}</td>
-                <td>{p.document}</td>
-                <td>{p.email ?? '—'}</td>
-                <td>{p.enrolled ? <Badge tone="ok">{t('yes')}</Badge> : <Badge>{t('no')}</Badge>}</td>
-                <td>
-                  <PersonActions
-                    session={session}
-                    person={p}
-                    onEdit={() => setEditing({ mode: 'edit', person: p })}
-                    onChanged={list.reload}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table id="persons" head={[t('name'), t('document'), t('email'), t('enrolled'), t('actions')]}>
+        {(list.data ?? []).map((p) => (
+          <tr key={p.id}>
+            <td>{p.name}</td>
+            <td>{p.document}</td>
+            <td>{p.email ?? '—'}</td>
+            <td>{p.enrolled ? <Badge tone="ok">{t('yes')}</Badge> : <Badge>{t('no')}</Badge>}</td>
+            <td>
+              <PersonActions
+                session={session}
+                person={p}
+                onEdit={() => setEditing({ mode: 'edit', person: p })}
+                onChanged={list.reload}
+              />
+            </td>
+          </tr>
+        ))}
+      </Table>
       {list.data?.length === 0 ? <p class="muted">{t('none')}</p> : null}
     </>
   );

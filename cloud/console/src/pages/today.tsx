@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { day, t, term, when } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import type { Session } from '../session.js';
-import { ErrorNote, OutcomeBadge, PageHeader, useLoad } from '../ui.js';
+import { ErrorNote, OutcomeBadge, PageHeader, Table, useLoad } from '../ui.js';
 
 const MAX_LIVE = 50;
 
@@ -31,6 +31,47 @@ export function CheckinPhoto({ session, checkin }: { session: Session; checkin: 
       </button>
       {error ? <span class="muted">{error}</span> : null}
     </>
+  );
+}
+
+/** Column titles of a check-in table; `detailed` adds the score and the flags. */
+export const checkinHead = (detailed: boolean) => [
+  t('when'),
+  t('person'),
+  t('event'),
+  t('method'),
+  t('outcome'),
+  ...(detailed ? [t('score'), t('flags')] : []),
+  t('showPhoto'),
+];
+
+/** A check-in's row under `checkinHead(detailed)`. */
+export function CheckinRow(props: {
+  session: Session;
+  checkin: AdminCheckin;
+  detailed: boolean;
+  class?: string | undefined;
+}) {
+  const c = props.checkin;
+  return (
+    <tr class={props.class}>
+      <td>{when(c.recordedAt)}</td>
+      <td>{c.person?.name ?? '—'}</td>
+      <td>{c.event?.name ?? '—'}</td>
+      <td>{term(c.method)}</td>
+      <td>
+        <OutcomeBadge outcome={c.outcome} />
+      </td>
+      {props.detailed ? (
+        <>
+          <td>{c.score === null ? '—' : c.score.toFixed(2)}</td>
+          <td>{c.flags.map(term).join(', ') || '—'}</td>
+        </>
+      ) : null}
+      <td>
+        <CheckinPhoto session={props.session} checkin={c} />
+      </td>
+    </tr>
   );
 }
 
@@ -136,65 +177,34 @@ export function Today({ session }: { session: Session }) {
         <p class="muted" role="status" id="live-state">
           {connected === false ? t('liveDisconnected') : connected ? t('liveConnected') : t('loading')}
         </p>
-        <div class="table-wrap">
-          <table id="live">
-            <thead>
-              <tr>
-                <th>{t('when')}</th>
-                <th>{t('person')}</th>
-                <th>{t('event')}</th>
-                <th>{t('method')}</th>
-                <th>{t('outcome')}</th>
-                <th>{t('showPhoto')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {live.map((c) => (
-                <tr key={c.id} class={arrived.has(c.id) ? 'live-item' : undefined}>
-                  <td>{when(c.recordedAt)}</td>
-                  <td>{c.person?.name ?? '—'}</td>
-                  <td>{c.event?.name ?? '—'}</td>
-                  <td>{term(c.method)}</td>
-                  <td>
-                    <OutcomeBadge outcome={c.outcome} />
-                  </td>
-                  <td>
-                    <CheckinPhoto session={session} checkin={c} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table id="live" head={checkinHead(false)}>
+          {live.map((c) => (
+            <CheckinRow
+              key={c.id}
+              session={session}
+              checkin={c}
+              detailed={false}
+              class={arrived.has(c.id) ? 'live-item' : undefined}
+            />
+          ))}
+        </Table>
       </section>
 
       <section>
         <h2>{t('devices')}</h2>
-        <div class="table-wrap">
-          <table id="devices">
-            <thead>
-              <tr>
-                <th>{t('name')}</th>
-                <th>{t('lastSeen')}</th>
-                <th>{t('lastSync')}</th>
-                <th>{t('queueLength')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(s?.devices ?? []).map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    {d.name} {d.revokedAt ? <span class="badge bad">{t('revoked')}</span> : null}
-                  </td>
-                  <td>{when(d.lastSeenAt)}</td>
-                  <td>{when(d.lastSyncAt)}</td>
-                  <td>{d.queueLength ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {s && s.devices.length === 0 ? <p class="muted">{t('none')}</p> : null}
-        </div>
+        <Table id="devices" head={[t('name'), t('lastSeen'), t('lastSync'), t('queueLength')]}>
+          {(s?.devices ?? []).map((d) => (
+            <tr key={d.id}>
+              <td>
+                {d.name} {d.revokedAt ? <span class="badge bad">{t('revoked')}</span> : null}
+              </td>
+              <td>{when(d.lastSeenAt)}</td>
+              <td>{when(d.lastSyncAt)}</td>
+              <td>{d.queueLength ?? '—'}</td>
+            </tr>
+          ))}
+        </Table>
+        {s && s.devices.length === 0 ? <p class="muted">{t('none')}</p> : null}
       </section>
     </>
   );
