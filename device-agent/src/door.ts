@@ -186,23 +186,23 @@ export function createDoor(deps: {
       // Checked before the engine: the replica's age is the kiosk's problem, whatever its hardware.
       if (!deps.face)
         throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
-      const nonce = input.nonce ?? '';
-      if (input.frames && challenges.find(nonce)?.frames.length) {
-        challenges.take(nonce);
+      // The nonce is spent whatever the outcome, with the frames streamed for it.
+      const taken = input.nonce === undefined ? null : challenges.take(input.nonce);
+      if (input.frames && taken?.frames.length) {
         throw new DoorError(
           400,
           'ambiguous_frames',
           'Frames were streamed for this nonce: identify with the nonce alone, or use a fresh challenge',
         );
       }
-      const streamed = input.frames ? null : challenges.take(nonce);
-      if (!input.frames && !streamed) throw invalidNonce();
-      const challenge = policy.requireLiveness ? (streamed ?? challenges.take(nonce)) : null;
-      if (policy.requireLiveness && !challenge) throw invalidNonce();
-      const frames = streamed ? streamed.frames.map((f) => f.frame) : input.frames!;
+      if ((!input.frames || policy.requireLiveness) && !taken) throw invalidNonce();
+      const streamed = input.frames ? null : taken!.frames;
+      const frames = streamed ? streamed.map((f) => f.frame) : input.frames!;
       if (frames.length === 0) {
         throw new DoorError(400, 'no_frames', 'No frames were streamed for this nonce');
       }
+      // The challenge whose action is judged: only when the tenant requires liveness.
+      const challenge = policy.requireLiveness ? taken : null;
       const face = deps.face;
       let main: FaceProbe;
       let mainFrame = frames[0]!;
@@ -211,7 +211,7 @@ export function createDoor(deps: {
         if (challenge) {
           const analyses = await Promise.all(
             streamed
-              ? streamed.frames.map((f) => f.analysis)
+              ? streamed.map((f) => f.analysis)
               : frames.map((f) => face.analyze(f, { liveness: true })),
           );
           // The most frontal frame is matched and judged for passive liveness.
@@ -226,7 +226,7 @@ export function createDoor(deps: {
             analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
           );
         } else {
-          main = await (streamed ? streamed.frames[0]!.analysis : face.probe(frames[0]!));
+          main = await (streamed ? streamed[0]!.analysis : face.probe(frames[0]!));
         }
       } catch (error) {
         if (isFaceEngineError(error)) throw new DoorError(422, error.code, error.message);

@@ -272,7 +272,7 @@ export function openTemplateStore(
 
     /**
      * Writes every template the event holds as its new snapshot, then starts an empty journal after
-     * it. `templates` are read while writing (the index's own vectors).
+     * it. `templates` are read while writing, one at a time (the index's, decoded: no second copy).
      */
     compact(token: string, templates: Iterable<readonly [string, Float32Array]>) {
       const snapshotId = randomBytes(ID_BYTES);
