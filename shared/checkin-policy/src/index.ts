@@ -1,13 +1,13 @@
 /**
  * @portico/checkin-policy: the decision of a check-in, pure, shared by the cloud and the device agent
- * so both decide alike: the face verdict (calibrated score against the tenant's threshold, passive
- * liveness), the event's rules (status, methods, capacity), the geofence, and the flags the cloud
+ * so both decide alike: the face decision (probe quality, passive liveness, the calibrated score
+ * against the tenant's accept and refuse lines), the event's rules (status, methods, capacity), the geofence, and the flags the cloud
  * sets on a fact a device decided offline.
  */
 
 export type Outcome = 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
 export type DenialReason = 'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed';
-export type Verdict = 'recognised' | 'not_recognised' | 'liveness_failed';
+export type FaceAnswer = 'accept' | 'step_up' | 'refuse' | 'retake' | 'liveness_failed';
 export type Geofence = 'ok' | 'outside' | 'unknown' | 'not_applicable';
 /** Where the cloud, re-checking a synced fact, would have decided otherwise (contract `SyncFlag`). */
 export type SyncFlag = 'event_closed' | 'capacity_reached' | 'method_not_allowed' | 'already_checked_in';
@@ -18,31 +18,70 @@ export interface Decision {
 }
 
 export interface FacePolicy {
+  /** Accept line: a calibrated score at or above it admits on the face alone. */
   matchThreshold: number;
+  /** Refuse line: below it the face is refused; from it up to the accept line, a second factor decides. */
+  stepUpThreshold: number;
+  /** A probe below this quality is not judged: the person is asked to try again (`retake`). */
+  probeQualityMin: number;
   requireLiveness: boolean;
   livenessThreshold: number;
 }
 
-export interface EventRules {
-  status: string;
-  checkinMethods: readonly string[];
-  capacity: number | null;
+/**
+ * Defaults of the face lines, chosen on real-world photos (`lfw-dev`, face engine README
+ * "Identification"): the accept line where about 3 in a million stranger comparisons pass, the
+ * refuse line under which about 1 % of enrolled people's probes fall, and a quality floor that sends
+ * the worst few percent of probes back to the camera.
+ */
+export const FACE_LINE_DEFAULTS = { matchThreshold: 0.57, stepUpThreshold: 0.4, probeQualityMin: 0.3 } as const;
+
+/** What a probe's quality factors (each 0..1) say about a retake, worst first. */
+export type RetakeReason = 'move_closer' | 'hold_still' | 'more_light' | 'face_the_camera';
+
+export interface ProbeQuality {
+  quality: number;
+  factors?: { size: number; sharpness: number; exposure: number; pose: number };
 }
 
-export interface GeofenceRules {
-  lat: number | null;
-  lng: number | null;
-  radiusM: number | null;
+const REASON_OF = {
+  size: 'move_closer',
+  sharpness: 'hold_still',
+  exposure: 'more_light',
+  pose: 'face_the_camera',
+} as const satisfies Record<keyof NonNullable<ProbeQuality['factors']>, RetakeReason>;
+
+/** The factors that pulled the quality down (under 0.5), worst first; the worst alone if none is. */
+export function retakeReasons(probe: ProbeQuality): RetakeReason[] {
+  if (!probe.factors) return [];
+  const ranked = (Object.keys(REASON_OF) as Array<keyof typeof REASON_OF>)
+    .map((k) => ({ reason: REASON_OF[k], value: probe.factors![k] }))
+    .sort((a, b) => a.value - b.value);
+  const low = ranked.filter((r) => r.value < 0.5);
+  return (low.length > 0 ? low : ranked.slice(0, 1)).map((r) => r.reason);
 }
 
-/** Liveness first (when required), then a calibrated score at or above the threshold. */
-export function faceVerdict(
+/**
+ * The face decision, in this order: a probe too poor to judge is a `retake`; liveness (when required);
+ * then the best candidate's calibrated score against the two lines: `accept` at or above the accept
+ * line, `step_up` from the refuse line up to it, `refuse` below (or with no candidate).
+ */
+export function faceDecision(
   policy: FacePolicy,
+  probe: ProbeQuality,
   best: { score: number } | undefined,
   livenessScore: number | null,
-): Verdict {
+): FaceAnswer {
+  if (probe.quality < policy.probeQualityMin) return 'retake';
   if (policy.requireLiveness && (livenessScore ?? 0) < policy.livenessThreshold) return 'liveness_failed';
-  return best && best.score >= policy.matchThreshold ? 'recognised' : 'not_recognised';
+  if (!best) return 'refuse';
+  if (best.score >= policy.matchThreshold) return 'accept';
+  return best.score >= Math.min(policy.stepUpThreshold, policy.matchThreshold) ? 'step_up' : 'refuse';
+}
+
+/** Liveness alone (judged before any search, so a spoof learns nothing about the gallery). */
+export function livenessFails(policy: Pick<FacePolicy, 'requireLiveness' | 'livenessThreshold'>, livenessScore: number | null): boolean {
+  return policy.requireLiveness && (livenessScore ?? 0) < policy.livenessThreshold;
 }
 
 const CLOSED = new Set(['closed', 'cancelled']);

@@ -34,6 +34,8 @@ import type {
   FaceProbe,
   HeadPose,
   LivenessSignals,
+  ProbeTimings,
+  QualityFactors,
   ProbeOptions,
 } from './types.js';
 
@@ -325,16 +327,10 @@ export class Analyzer {
 
   /** Everything: the embedding, quality (with head pose) and, if asked, the liveness signals (enrollment). */
   async analyze(frame: string | Uint8Array, options: AnalyzeOptions = {}): Promise<FaceAnalysis> {
-    const { raster, primary, lm68, aligned, interocular, started, result } = await this.embedPrimary(frame);
+    const embedded = await this.embedPrimary(frame);
+    const { raster, primary, lm68, started, result } = embedded;
     const t5 = performance.now();
-    const pose = await this.pose(raster, primary.box);
-    const { width: FW, height: FH } = MODELS.feature.input;
-    const factors = qualityFactors({
-      alignedLuma: lumaFromTensor(aligned, FW * FH, MODELS.feature.input),
-      detectorScore: primary.score,
-      interocular,
-      pose,
-    });
+    const { pose, factors } = await this.qualityOf(embedded);
     const t6 = performance.now();
 
     let liveness: LivenessSignals | undefined;
@@ -359,20 +355,39 @@ export class Analyzer {
   }
 
   /**
-   * What identification needs: the embedding and, if asked, the passive liveness score. Skips the
-   * quality measures, the head-pose model and the eye models.
+   * What identification needs: the embedding, the probe's quality (a probe too poor to judge is sent
+   * back to the camera) and, if asked, the passive liveness score. Skips the eye models.
    */
   async probe(frame: string | Uint8Array, options: ProbeOptions = {}): Promise<FaceProbe> {
-    const { raster, primary, started, result } = await this.embedPrimary(frame);
-    if (!options.liveness) return result;
+    const embedded = await this.embedPrimary(frame);
+    const { raster, primary, started, result } = embedded;
     const t5 = performance.now();
-    const score = await this.liveness(raster, primary.box);
+    const { factors } = await this.qualityOf(embedded);
     const t6 = performance.now();
+    const quality = { quality: combineQuality(factors), qualityFactors: factors };
+    if (!options.liveness) {
+      return { ...result, ...quality, timings: { ...result.timings, quality: t6 - t5, total: t6 - started } };
+    }
+    const score = await this.liveness(raster, primary.box);
+    const t7 = performance.now();
     return {
       ...result,
+      ...quality,
       liveness: { score },
-      timings: { ...result.timings, liveness: t6 - t5, total: t6 - started },
+      timings: { ...result.timings, quality: t6 - t5, liveness: t7 - t6, total: t7 - started },
     };
+  }
+
+  private async qualityOf(embedded: EmbeddedFace): Promise<{ pose: HeadPose; factors: QualityFactors }> {
+    const pose = await this.pose(embedded.raster, embedded.primary.box);
+    const { width: FW, height: FH } = MODELS.feature.input;
+    const factors = qualityFactors({
+      alignedLuma: lumaFromTensor(embedded.aligned, FW * FH, MODELS.feature.input),
+      detectorScore: embedded.primary.score,
+      interocular: embedded.interocular,
+      pose,
+    });
+    return { pose, factors };
   }
 }
 
@@ -385,7 +400,9 @@ interface EmbeddedFace {
   /** Distance between the eye centres, original pixels. */
   readonly interocular: number;
   readonly started: number;
-  readonly result: Omit<FaceProbe, 'liveness'>;
+  readonly result: Omit<FaceProbe, 'liveness' | 'quality' | 'qualityFactors' | 'timings'> & {
+    readonly timings: Omit<ProbeTimings, 'quality'>;
+  };
 }
 
 /** Output class of fr_eye that means "open" (checked on open-eyed and closed-eyed real photos). */

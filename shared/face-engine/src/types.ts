@@ -61,13 +61,12 @@ export interface ProbeTimings {
   readonly landmarks: number;
   readonly align: number;
   readonly embed: number;
+  readonly quality: number;
   readonly liveness?: number;
   readonly total: number;
 }
 
-export interface StageTimings extends ProbeTimings {
-  readonly quality: number;
-}
+export type StageTimings = ProbeTimings;
 
 /** What identification needs (`FaceEngine.probe`): the primary face and its embedding. */
 export interface FaceProbe {
@@ -79,6 +78,9 @@ export interface FaceProbe {
   readonly modelId: string;
   /** The face's embedding by every embedder of the engine (EMBEDDER_IDS), `embedding` among them. */
   readonly embeddings: Readonly<Record<string, Float32Array>>;
+  /** Face quality in [0, 1] (see README "Quality"); a probe below the tenant's floor is retaken. */
+  readonly quality: number;
+  readonly qualityFactors: QualityFactors;
   /** The passive anti-spoof score, when asked for. */
   readonly liveness?: { readonly score: number };
   readonly timings: ProbeTimings;
@@ -86,8 +88,6 @@ export interface FaceProbe {
 
 /** Everything about the primary face (`FaceEngine.analyze`, used for enrollment). */
 export interface FaceAnalysis extends FaceProbe {
-  readonly quality: number;
-  readonly qualityFactors: QualityFactors;
   readonly pose: HeadPose;
   readonly liveness?: LivenessSignals;
   readonly timings: StageTimings;
