@@ -103,6 +103,18 @@ export function livenessFails(
   return policy.requireLiveness && (livenessScore ?? 0) < policy.livenessThreshold;
 }
 
+export interface EventRules {
+  status: string;
+  checkinMethods: readonly string[];
+  capacity: number | null;
+}
+
+export interface GeofenceRules {
+  lat: number | null;
+  lng: number | null;
+  radiusM: number | null;
+}
+
 const CLOSED = new Set(['closed', 'cancelled']);
 
 /**
