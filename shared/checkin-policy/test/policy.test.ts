@@ -41,7 +41,7 @@ describe('checkin policy', () => {
   it('asks for a retake of a small, dark or turned face before judging it, and says what to fix', () => {
     const far = { qualityFactors: { ...clear.qualityFactors, size: 0.3, pose: 0.35 } };
     expect(faceDecision(policy, far, { score: 0.95 }, 0.9)).toBe('retake');
-    expect(retakeReasons(far, policy.probeQualityMin)).toEqual(['face_the_camera', 'move_closer']);
+    expect(retakeReasons(far, policy.probeQualityMin)).toEqual(['move_closer', 'face_the_camera']);
     const dark = { qualityFactors: { ...clear.qualityFactors, exposure: 0.1 } };
     expect(retakeReasons(dark, policy.probeQualityMin)).toEqual(['more_light']);
     // A soft face is judged: sharpness does not predict failure on real-world photos.
