@@ -3,6 +3,7 @@
 import type { AppDeps } from './deps.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { startWorkerLoop } from './infra/worker-loop.js';
+import { createStepUp } from './modules/checkin/step-up.js';
 import { createModelSwitch } from './modules/faces/model-switch.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
 import { createJobRunner } from './modules/privacy/jobs.js';
@@ -26,11 +27,15 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
   });
   const publisher = createBusPublisher(deps);
   const limiter = createRateLimiter(deps.db, deps.clock);
+  const stepUps = createStepUp(deps);
   const housekeeping = async () => {
     const before = new Date(deps.clock.now().getTime() - NONCE_RETENTION_MS);
     const nonces = await deps.db.prisma.livenessNonce.deleteMany({ where: { expiresAt: { lt: before } } });
     const buckets = await limiter.prune();
-    deps.logger.info({ nonces: nonces.count, rateLimitBuckets: buckets }, 'housekeeping');
+    // Frames of step-ups never completed are erased (biometric data stays only with a check-in).
+    let stepUpBatches = 0;
+    while (stepUpBatches < 50 && (await stepUps.purgeExpired())) stepUpBatches += 1;
+    deps.logger.info({ nonces: nonces.count, rateLimitBuckets: buckets, stepUpBatches }, 'housekeeping');
     return false;
   };
   const subscribe = deps.outbox.subscribe;

@@ -20,6 +20,8 @@ export interface ResponseDoc {
   description: string;
   schema?: Schema;
   contentType?: string;
+  /** Named examples of the body (e.g. one per member of a union). */
+  examples?: Record<string, { summary: string; value: unknown }>;
 }
 
 export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unknown, B = unknown> {
@@ -257,7 +259,12 @@ function toOpenApi(def: RouteDef): RouteConfig {
     responses[status] = doc.schema
       ? {
           description: doc.description,
-          content: { [doc.contentType ?? 'application/json']: { schema: doc.schema } },
+          content: {
+            [doc.contentType ?? 'application/json']: {
+              schema: doc.schema,
+              ...(doc.examples && { examples: doc.examples }),
+            },
+          },
         }
       : { description: doc.description };
   }

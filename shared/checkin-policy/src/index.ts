@@ -6,7 +6,8 @@
  */
 
 export type Outcome = 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
-export type DenialReason = 'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed';
+export type DenialReason =
+  'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | 'step_up_failed';
 export type FaceAnswer = 'accept' | 'step_up' | 'refuse' | 'retake' | 'liveness_failed';
 export type Geofence = 'ok' | 'outside' | 'unknown' | 'not_applicable';
 /** Where the cloud, re-checking a synced fact, would have decided otherwise (contract `SyncFlag`). */
@@ -149,7 +150,7 @@ export function syncFlags(
 ): SyncFlag[] {
   if (!isAdmitted(device.outcome)) return [];
   const flags: SyncFlag[] = [];
-  if (denial && denial !== 'not_recognised') flags.push(denial);
+  if (denial && denial !== 'not_recognised' && denial !== 'step_up_failed') flags.push(denial);
   if (guestAlreadyCheckedIn) flags.push('already_checked_in');
   return flags;
 }

@@ -1,6 +1,6 @@
 // Wire types of the admin routes behind the tenant admin console (`/v1/admin/*`): read routes and a few
 // actions for signed-in tenant users only. They are additions outside the service contract.
-import { CheckinOutcome } from './checkin.js';
+import { CheckinOutcome, StepUpVia } from './checkin.js';
 import { Id, PageQuery, pageOf, Text, Timestamp } from './common.js';
 import { CheckinMethod, EventName, GeofenceStatus, WebhookPayload } from './events.js';
 import { FaceFrame } from './onboarding.js';
@@ -46,6 +46,7 @@ export const AdminCheckin = z
     receivedAt: Timestamp.openapi({ description: 'When the cloud recorded it.' }),
     method: CheckinMethod,
     outcome: CheckinOutcome,
+    stepUp: StepUpVia,
     score: z.number().nullable().openapi({ description: 'Calibrated face match score (facial only).' }),
     livenessScore: z.number().nullable(),
     geofenceStatus: GeofenceStatus.nullable(),

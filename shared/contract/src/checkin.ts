@@ -1,6 +1,7 @@
 // Wire types of the check-in routes (contract 4.6): liveness challenge, identify, QR tokens, manual.
 import { Id, queryNumber, Text, Timestamp } from './common.js';
 import { CheckinMethod, GeofenceStatus } from './events.js';
+import { StepUpFactor } from './tenants.js';
 import { z } from './zod.js';
 
 export const TenantSlugParams = z.object({
@@ -58,8 +59,24 @@ export const CheckinOutcome = z.enum(['success', 'denied', 'liveness_failed', 'g
 });
 
 export const DenialReason = z
-  .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed'])
-  .openapi({ description: 'Why a check-in was denied.' });
+  .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed', 'step_up_failed'])
+  .openapi({
+    description:
+      'Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and ' +
+      'the second factor given did not belong to the candidate.',
+  });
+
+/** How an admission was reached beyond the face: null when the face alone decided (or the method is not facial). */
+export const StepUpVia = z
+  .object({ factor: StepUpFactor })
+  .nullable()
+  .openapi('StepUpVia', {
+    description:
+      'How the check-in was reached: `{ factor }` when a face between the refuse and the accept line was ' +
+      'settled by a second factor (admitted, or denied with `step_up_failed`); null when the face alone ' +
+      'decided, or the method is not facial.',
+  });
+export type StepUpVia = z.infer<typeof StepUpVia>;
 
 // Scores would let an anonymous caller tune a photo or a spoof step by step: only callers with
 // credentials see them.
@@ -99,9 +116,90 @@ export const CheckinResult = z
       .openapi({ description: `Passive liveness score (facial only). ${SCORES_FOR}` }),
     geofenceStatus: GeofenceStatus,
     occurredAt: Timestamp,
+    stepUp: StepUpVia,
   })
   .openapi('CheckinResult');
 export type CheckinResult = z.infer<typeof CheckinResult>;
+
+export const StepUpRequired = z
+  .object({
+    outcome: z.literal('step_up_required').openapi({
+      description: 'Nothing recorded yet: the face is between the tenant’s refuse and accept lines.',
+    }),
+    stepUp: z.object({
+      attemptId: Id.openapi({ description: 'Complete it with `POST .../step-up/{attemptId}`, once.' }),
+      factors: z
+        .array(StepUpFactor)
+        .openapi({ description: 'The factors the tenant accepts (`stepUpFactors`).' }),
+      expiresAt: Timestamp.openapi({ description: '60 seconds after the identification.' }),
+    }),
+    eventId: Id.nullable(),
+    candidate: z
+      .object({ id: Id, displayName: z.string() })
+      .optional()
+      .openapi({
+        description: `The person the face is closest to (first name only). ${SCORES_FOR} An anonymous caller never learns who it is.`,
+      }),
+    score: z
+      .number()
+      .optional()
+      .openapi({ description: `Calibrated match score of the candidate. ${SCORES_FOR}` }),
+    threshold: z
+      .number()
+      .optional()
+      .openapi({ description: `The tenant's matchThreshold (accept line). ${SCORES_FOR}` }),
+    livenessScore: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({ description: `Passive liveness score. ${SCORES_FOR}` }),
+  })
+  .openapi('StepUpRequired', {
+    description:
+      'The face is neither clearly the candidate nor clearly not: prove who you are with a second factor ' +
+      'within 60 seconds. Nothing is recorded until the step-up is completed or fails.',
+  });
+export type StepUpRequired = z.infer<typeof StepUpRequired>;
+
+export const IdentifyResult = z.union([CheckinResult, StepUpRequired]).openapi('IdentifyResult', {
+  description: 'The recorded decision (`CheckinResult`), or `step_up_required` (`StepUpRequired`).',
+});
+export type IdentifyResult = z.infer<typeof IdentifyResult>;
+
+export const StepUpParams = z.object({
+  tenantSlug: Text.min(1).max(40).openapi({ example: 'demo' }),
+  attemptId: Id,
+});
+
+export const StepUpRequest = z
+  .discriminatedUnion('factor', [
+    z.strictObject({
+      factor: z.literal('qr'),
+      token: Text.min(16).max(128).openapi({
+        description: 'The candidate’s identity QR token, or their guest invitation’s link token.',
+      }),
+    }),
+    z.strictObject({
+      factor: z.literal('document_last4'),
+      code: z
+        .string()
+        .regex(/^[0-9]{4}$/)
+        .openapi({ description: 'The last 4 digits of the candidate’s document.', example: '1234' }),
+    }),
+    z.strictObject({
+      factor: z.literal('birth_date'),
+      code: z.iso
+        .date()
+        .openapi({ description: 'The candidate’s birth date, YYYY-MM-DD.', example: '1990-04-12' }),
+    }),
+    z.strictObject({ factor: z.literal('staff') }),
+  ])
+  .openapi('StepUpRequest', {
+    description:
+      'The second factor of a step-up. `staff`: a staff member at the door confirms the person (API-key, ' +
+      'admin-session or device callers only).',
+  });
+export type StepUpRequest = z.infer<typeof StepUpRequest>;
 
 export const IdentityParams = z.object({ identityId: Id });
 

@@ -1,6 +1,6 @@
 import { z } from './zod.js';
 import { Timestamp } from './common.js';
-import { Environment } from './tenants.js';
+import { Environment, StepUpFactor } from './tenants.js';
 
 /** Events delivered to the tenant's webhookUrl and published on the bus. */
 export const WEBHOOK_EVENTS = [
@@ -43,6 +43,15 @@ export const CheckinEventData = z
     score: z.number().nullable().openapi({ description: 'Best face match score (cosine), facial only.' }),
     livenessScore: z.number().nullable(),
     deviceId: z.string().nullable(),
+    stepUp: z
+      .object({ factor: StepUpFactor })
+      .nullable()
+      .openapi({
+        description:
+          'How it was reached: `{ factor }` when a face between the refuse and the accept line was settled by a ' +
+          'second factor (admitted, or denied with `step_up_failed`); null when the face alone decided or the ' +
+          'method is not facial.',
+      }),
     offline: z
       .boolean()
       .optional()

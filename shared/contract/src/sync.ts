@@ -3,6 +3,7 @@
 import { CheckinOutcome, DenialReason } from './checkin.js';
 import { Id, queryNumber, Text, Timestamp } from './common.js';
 import { CheckinMethod } from './events.js';
+import { StepUpFactor } from './tenants.js';
 import { z } from './zod.js';
 
 export const DeviceCreateRequest = z.strictObject({
@@ -63,6 +64,11 @@ export const SyncItem = z
     outcome: CheckinOutcome,
     reason: DenialReason.nullable().default(null),
     recordedAt: Timestamp.openapi({ description: 'When the device decided (its clock).' }),
+    stepUpFactor: StepUpFactor.optional().openapi({
+      description:
+        'A face between the replica’s refuse and accept lines settled by this second factor at the device ' +
+        '(admitted, or denied with `step_up_failed`). Absent: the face alone decided, or not facial.',
+    }),
     score: z.number().min(0).max(1).nullable().optional(),
     livenessScore: z.number().min(0).max(1).nullable().optional(),
     location: z
@@ -193,7 +199,10 @@ export const Replica = z
     policy: z.object({
       tenantId: Id,
       modelId: z.string(),
-      matchThreshold: z.number(),
+      matchThreshold: z.number().openapi({ description: 'Accept line (tenant setting).' }),
+      stepUpThreshold: z.number().openapi({ description: 'Refuse line (tenant setting).' }),
+      probeQualityMin: z.number().openapi({ description: 'Below it a probe is a retake.' }),
+      stepUpFactors: z.array(StepUpFactor),
       requireLiveness: z.boolean(),
       livenessThreshold: z.number(),
       syncCheckinImages: z.boolean().openapi({

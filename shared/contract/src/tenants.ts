@@ -1,7 +1,18 @@
 // Wire types of `/v1/tenants/{id}` and its settings. The settings defaults live here so every
 // package (cloud, agent, kiosk) agrees on them.
+import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
+
+/** Second factors that settle a face between the refuse and the accept line (a step-up). */
+export const STEP_UP_FACTORS = ['qr', 'staff', 'document_last4', 'birth_date'] as const;
+export const StepUpFactor = z.enum(STEP_UP_FACTORS).openapi('StepUpFactor', {
+  description:
+    'A second factor bound to the candidate: `qr` the candidate’s own identity QR token or their guest ' +
+    'invitation’s link token; `staff` a staff confirmation at the door (API-key, admin or device callers ' +
+    'only); `document_last4` the last 4 digits of the candidate’s document; `birth_date` their birth date.',
+});
+export type StepUpFactor = z.infer<typeof StepUpFactor>;
 
 /**
  * Which data a call acts on. A tenant's sandbox is a tenant of its own, linked to its live tenant:
@@ -125,13 +136,44 @@ export const TenantSettings = z
       .max(1)
       .openapi({
         description:
-          'Minimum calibrated match score (0.0–1.0) for a face to count as the same person. The score is built so ' +
-          'that a stranger reaches s against one enrolled person with probability at most about 10^(-10 s): with N ' +
-          'people enrolled, roughly N x 10^(-10 s) of strangers pass, and every 0.1 more admits ten times fewer ' +
-          'strangers and turns away more enrolled people. At the default 0.57, measured with one enrollment photo ' +
-          'per person: 0.06 % of strangers admitted with 1,000 enrolled and 0.6 % with 10,000, 0.8 % of enrolled ' +
-          'people refused (face engine README, "Open-set identification").',
-        example: 0.57,
+          'Accept line (0.0–1.0): a face whose calibrated match score reaches it is admitted on the face alone. ' +
+          'The score is built so that a stranger reaches s against one enrolled person with probability about ' +
+          '10^(-10 s); every 0.1 more admits about ten times fewer strangers and sends more enrolled people to ' +
+          'step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). ' +
+          'Measured rates at the default: see README.',
+        example: FACE_LINE_DEFAULTS.matchThreshold,
+      }),
+    stepUpThreshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({
+        description:
+          'Refuse line (0.0–1.0, at most `matchThreshold`, else 400 `validation_failed`): below it a face is ' +
+          'refused (`not_recognised`); from it up to `matchThreshold` identify answers `step_up_required` and ' +
+          'the person completes the check-in with one of `stepUpFactors`. Equal to `matchThreshold`: no step-up.',
+        example: FACE_LINE_DEFAULTS.stepUpThreshold,
+      }),
+    probeQualityMin: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({
+        description:
+          'Quality floor of a check-in photo (0.0–1.0, from face size, sharpness, light and pose): below it ' +
+          'identify decides nothing and answers 422 `face_retake` with what to fix; 0 judges every photo.',
+        example: FACE_LINE_DEFAULTS.probeQualityMin,
+      }),
+    stepUpFactors: z
+      .array(StepUpFactor)
+      .min(1)
+      .max(STEP_UP_FACTORS.length)
+      .refine((f) => new Set(f).size === f.length, 'each factor once')
+      .openapi({
+        description:
+          'The second factors a step-up accepts (default `["qr", "staff"]`). A short code (`document_last4`, ' +
+          '`birth_date`) is weaker than a QR token: anyone who knows the person may know it.',
+        example: ['qr', 'staff'],
       }),
     livenessThreshold: z
       .number()
@@ -181,7 +223,10 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   geofenceRadiusMetros: 200,
   age_policy: { minimumAge: null, belowMinimum: 'deny' },
   biometricQualityLevel: 0.5,
-  matchThreshold: 0.57,
+  matchThreshold: FACE_LINE_DEFAULTS.matchThreshold,
+  stepUpThreshold: FACE_LINE_DEFAULTS.stepUpThreshold,
+  probeQualityMin: FACE_LINE_DEFAULTS.probeQualityMin,
+  stepUpFactors: ['qr', 'staff'],
   livenessThreshold: 0.5,
   requireLiveness: true,
   allowDuplicateFaces: false,

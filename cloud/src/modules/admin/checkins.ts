@@ -9,6 +9,7 @@ import {
   type AdminCheckinFilters,
   type AdminCheckinFlag,
   type AdminCheckinQuery,
+  type StepUpFactor,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -50,6 +51,7 @@ function toWire(row: Row): AdminCheckin {
     receivedAt: row.receivedAt.toISOString(),
     method: row.method as AdminCheckin['method'],
     outcome: row.outcome as AdminCheckin['outcome'],
+    stepUp: row.stepUpFactor ? { factor: row.stepUpFactor as StepUpFactor } : null,
     score: row.score,
     livenessScore: row.livenessScore,
     geofenceStatus: (row.geofenceStatus as AdminCheckin['geofenceStatus']) ?? null,

@@ -1,7 +1,8 @@
 // Check-in by face: liveness nonce, face pipeline, 1:N search over the tenant's enrolled persons,
-// decision with its scores, the frame stored encrypted, then the shared recording path.
-import { faceVerdict } from '@portico/checkin-policy';
-import type { TenantSettings } from '@portico/contract';
+// the shared face decision (accept, step-up, refuse, retake, liveness), the frame stored encrypted,
+// then the shared recording path (or a step-up attempt, step-up.ts).
+import { faceDecision, probeQuality, retakeReasons } from '@portico/checkin-policy';
+import type { IdentifyResult, TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -15,6 +16,7 @@ import { createEventGuestPersons } from './event-guests.js';
 import type { NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
+import type { createStepUp } from './step-up.js';
 
 export interface IdentifyInput {
   frame: string;
@@ -42,18 +44,27 @@ interface Admitted {
 export function createIdentify(
   deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
   nonces: NonceService,
+  stepUp: ReturnType<typeof createStepUp>,
 ) {
   const { images } = deps;
   const guestPersons = createEventGuestPersons(deps.db);
 
   /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
-  async function decideAndRecord(admitted: Admitted) {
+  async function decideAndRecord(admitted: Admitted): Promise<IdentifyResult> {
     const { tenantId, settings, modelId, input, imageId } = admitted;
     const analysis = await deps.face.probe(input.frame, { liveness: settings.requireLiveness });
     const livenessScore = analysis.liveness?.score ?? null;
+    // Quality, then liveness, are judged before any search: a poor photo or a spoof learns nothing
+    // about the gallery. A retake records nothing (and the frame is not kept).
+    const before = faceDecision(settings, analysis, undefined, livenessScore);
+    if (before === 'retake') {
+      const reasons = retakeReasons(analysis, settings.probeQualityMin);
+      throw new AppError(422, 'face_retake', `The photo is too poor to decide on: ${reasons.join(', ')}`, {
+        extra: { reasons, quality: Math.round(probeQuality(analysis) * 1000) / 1000 },
+      });
+    }
     let best: { personId: string; score: number } | undefined;
-    // Liveness is judged before any search: a spoof learns nothing about the gallery.
-    if (faceVerdict(settings, undefined, livenessScore) !== 'liveness_failed') {
+    if (before !== 'liveness_failed') {
       // At an event with a guest list, only its guests are candidates (fewer strangers pass).
       const among = admitted.event ? await guestPersons(admitted.event.id) : null;
       [best] = await deps.gallery.search(
@@ -65,10 +76,29 @@ export function createIdentify(
       );
     }
     // The same decision as the device agent's (@portico/checkin-policy).
-    const verdict = faceVerdict(settings, best, livenessScore);
-    const personId = verdict === 'recognised' ? best!.personId : null;
+    const answer = faceDecision(settings, analysis, best, livenessScore);
     const round = (n: number) => Math.round(n * 10_000) / 10_000;
     const stored = await admitted.saving;
+    const contentType = analysis.image.format === 'png' ? 'image/png' : 'image/jpeg';
+    if (answer === 'step_up') {
+      return stepUp.open({
+        tenantId,
+        settings,
+        candidate: { personId: best!.personId, score: round(best!.score) },
+        livenessScore: livenessScore === null ? null : round(livenessScore),
+        event: admitted.event,
+        deviceLabel: input.deviceId,
+        location: input.location,
+        image: { id: imageId, contentType, ...stored },
+      });
+    }
+    const verdict =
+      answer === 'accept'
+        ? 'recognised'
+        : answer === 'liveness_failed'
+          ? 'liveness_failed'
+          : 'not_recognised';
+    const personId = answer === 'accept' ? best!.personId : null;
     return recordCheckin(deps, {
       tenantId,
       settings,
@@ -81,6 +111,7 @@ export function createIdentify(
       score: best ? round(best.score) : null,
       threshold: verdict === 'liveness_failed' ? null : settings.matchThreshold,
       livenessScore: livenessScore === null ? null : round(livenessScore),
+      stepUp: null,
       actor: admitted.actor,
       requestId: admitted.meta.requestId,
       ip: admitted.meta.ip,
@@ -92,7 +123,7 @@ export function createIdentify(
           check_in_id: checkInId,
           kind: 'checkin',
           storage_key: stored.storageKey,
-          content_type: analysis.image.format === 'png' ? 'image/png' : 'image/jpeg',
+          content_type: contentType,
           byte_size: stored.byteSize,
           sha256: stored.sha256,
         }),

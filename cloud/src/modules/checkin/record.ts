@@ -1,7 +1,7 @@
 // One path for every check-in, whatever its method: apply the event's rules, record the decision with
 // its scores, audit it and emit its event (webhook + bus) in one statement (inside a transaction only
 // when the event's rules must read its admissions under a lock).
-import type { CheckinResult, TenantSettings, z } from '@portico/contract';
+import type { CheckinResult, StepUpVia, TenantSettings, z } from '@portico/contract';
 import type { CheckinMethod, GeofenceStatus } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
@@ -25,8 +25,11 @@ export interface CheckinAttempt {
   /** The tenant's settings when the caller has already read them. */
   settings?: TenantSettings;
   method: z.infer<typeof CheckinMethod>;
-  /** What identification found before the event rules apply. */
-  verdict: 'recognised' | 'not_recognised' | 'liveness_failed';
+  /**
+   * What identification found before the event rules apply; `step_up_failed`: a face between the lines
+   * whose second factor was not the candidate's (denied, nobody recognised).
+   */
+  verdict: 'recognised' | 'not_recognised' | 'liveness_failed' | 'step_up_failed';
   personId: string | null;
   identityId?: string | null;
   /** The event the check-in names, loaded with `loadEvent` (null: none). */
@@ -42,6 +45,8 @@ export interface CheckinAttempt {
   score?: number | null;
   threshold?: number | null;
   livenessScore?: number | null;
+  /** How a face between the lines was settled (null: the face alone, or not facial). */
+  stepUp?: StepUpVia;
   actor: Actor;
   requestId?: string | null;
   ip?: string | null;
@@ -116,6 +121,7 @@ export async function recordCheckin(
     score: attempt.score ?? null,
     livenessScore: attempt.livenessScore ?? null,
     geofenceStatus: geofence,
+    stepUp: attempt.stepUp ?? null,
   };
   const write = ({ outcome, reason }: Decision) =>
     oneStatement(
@@ -170,6 +176,7 @@ export async function recordCheckin(
   } else {
     if (synced) result = synced.decision;
     else if (attempt.verdict === 'liveness_failed') result = { outcome: 'liveness_failed', reason: null };
+    else if (attempt.verdict === 'step_up_failed') result = { outcome: 'denied', reason: 'step_up_failed' };
     else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
@@ -192,6 +199,7 @@ export async function recordCheckin(
     livenessScore: facts.livenessScore,
     geofenceStatus: geofence,
     occurredAt: occurredAt.toISOString(),
+    stepUp: facts.stepUp,
     ...(synced && { flags, receivedAt: receivedAt.toISOString() }),
   };
 }
@@ -214,6 +222,7 @@ export interface CheckinRows {
     score: number | null;
     livenessScore: number | null;
     geofenceStatus: z.infer<typeof GeofenceStatus>;
+    stepUp: StepUpVia;
   };
   identityId: string | null;
   location: { lat: number; lng: number } | undefined;
@@ -248,6 +257,7 @@ export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
       score: facts.score,
       liveness_score: facts.livenessScore,
       geofence_status: facts.geofenceStatus,
+      step_up_factor: facts.stepUp?.factor ?? null,
       latitude: c.location?.lat ?? null,
       longitude: c.location?.lng ?? null,
       occurred_at: c.occurredAt,

@@ -1,6 +1,9 @@
+import type {
+  StepUpRequired} from '@portico/contract';
 import {
   CheckinResult,
   IdentifyRequest,
+  IdentifyResult,
   IdentityParams,
   LivenessChallenge,
   ManualCheckinRequest,
@@ -8,6 +11,8 @@ import {
   QrCheckinResult,
   QrToken,
   QrTokenParams,
+  StepUpParams,
+  StepUpRequest,
   TenantSlugParams,
 } from '@portico/contract';
 import type { Request } from 'express';
@@ -20,6 +25,7 @@ import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
+import { createStepUp } from './step-up.js';
 
 const TAG = 'Check-in';
 
@@ -38,11 +44,23 @@ const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
  * What an anonymous caller learns of a decision: the outcome, never the scores. Scores would let anyone
  * tune a photo or a spoof step by step against the threshold.
  */
-function forCaller<T extends CheckinResult>(kind: ActorKind, result: T): T {
+function forCaller<T extends CheckinResult | StepUpRequired>(kind: ActorKind, result: T): T {
   if (kind !== 'public') return result;
+  // Nor who the face is closest to: a step-up names its candidate to credentialed callers only.
   const { score: _score, threshold: _threshold, livenessScore: _liveness, ...outcome } = result;
+  if ('candidate' in outcome) delete outcome.candidate;
   return outcome as T;
 }
+
+const STEP_UP_EXAMPLE = {
+  outcome: 'step_up_required',
+  stepUp: {
+    attemptId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11',
+    factors: ['qr', 'staff'],
+    expiresAt: '2026-11-26T10:00:59.000Z',
+  },
+  eventId: null,
+};
 
 /**
  * A request that must not check anyone in: HEAD (link checkers), a browser prefetch or link preview
@@ -63,7 +81,8 @@ export function checkinRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
   const checkin = createCheckinService(deps);
-  const identify = createIdentify(deps, nonces);
+  const stepUp = createStepUp(deps);
+  const identify = createIdentify(deps, nonces, stepUp);
   const limitClient = (route: string, ip: string, ...also: Limit[]) =>
     limiter.enforceAll([{ key: `checkin:${route}:ip:${ip}`, rule: PER_CLIENT }, ...also]);
 
@@ -105,17 +124,26 @@ export function checkinRoutes(deps: AppDeps) {
       operationId: 'checkinIdentify',
       summary: 'Check in by face',
       description:
-        'Finds the face in `frame`, searches the tenant’s enrolled persons (1:N) and records ' +
-        'the decision on the calibrated match score (cosine similarity normalised against the tenant’s gallery, ' +
-        'see the `matchThreshold` setting): `success` at or above the tenant’s `matchThreshold`, `denied` (`not_recognised`) below it, ' +
-        '`liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`, ' +
-        '`geofence_alert` when admitted outside the event’s geofence. With `eventId` the event rules apply. The ' +
+        'Finds the face in `frame`, searches the tenant’s enrolled persons (1:N) and decides on the calibrated ' +
+        'match score of the closest one (cosine similarity normalised against the tenant’s gallery) with three ' +
+        'answers:\n\n' +
+        '- at or above the accept line `matchThreshold`: recorded as `success` (or `geofence_alert` when admitted ' +
+        'outside the event’s geofence, `denied` by the event rules);\n' +
+        '- from the refuse line `stepUpThreshold` up to the accept line: **`step_up_required`** (`StepUpRequired`), ' +
+        'nothing recorded yet: the person completes it within 60 seconds with one of the tenant’s `stepUpFactors` ' +
+        'at `POST /v1/public/checkin/{tenantSlug}/step-up/{attemptId}`;\n' +
+        '- below the refuse line: `denied` (`not_recognised`).\n\n' +
+        'Before any of that, a photo below the tenant’s `probeQualityMin` is not judged: 422 `face_retake` with ' +
+        '`reasons` (`move_closer`, `hold_still`, `more_light`, `face_the_camera`), nothing recorded and the frame ' +
+        'not kept; and `liveness_failed` when the tenant requires liveness and the passive score is below ' +
+        '`livenessThreshold`. With `eventId` the event rules apply. The ' +
         'frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome ' +
         'follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant ' +
         'requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).\n\n' +
         'Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, ' +
-        '`threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step. API-key ' +
-        'callers get the scores.\n\n' +
+        '`threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step, and for a ' +
+        'step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the scores and the ' +
+        'step-up’s `candidate`.\n\n' +
         'An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a ' +
         'server, and the nonce guards against replaying a captured frame through a public kiosk. Passive ' +
         'liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up ' +
@@ -130,7 +158,42 @@ export function checkinRoutes(deps: AppDeps) {
       scope: 'checkin',
       params: TenantSlugParams,
       body: IdentifyRequest,
-      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      responses: {
+        200: {
+          description: 'The recorded decision (`CheckinResult`), or a step-up to complete (`StepUpRequired`)',
+          schema: IdentifyResult,
+          examples: {
+            success: {
+              summary: 'Admitted on the face (anonymous caller: no scores)',
+              value: {
+                checkInId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d12',
+                outcome: 'success',
+                reason: null,
+                method: 'facial',
+                person: { id: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d13', displayName: 'Amy' },
+                eventId: null,
+                geofenceStatus: 'not_applicable',
+                occurredAt: '2026-11-26T10:00:00.000Z',
+                stepUp: null,
+              },
+            },
+            stepUpAnonymous: {
+              summary: 'Between the lines, anonymous caller: no candidate, no scores',
+              value: STEP_UP_EXAMPLE,
+            },
+            stepUpApiKey: {
+              summary: 'Between the lines, API-key caller: the candidate and the scores',
+              value: {
+                ...STEP_UP_EXAMPLE,
+                candidate: { id: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d13', displayName: 'Amy' },
+                score: 0.5,
+                threshold: 0.6,
+                livenessScore: 0.93,
+              },
+            },
+          },
+        },
+      },
       errors: [
         {
           status: 400,
@@ -140,6 +203,13 @@ export function checkinRoutes(deps: AppDeps) {
         { status: 400, code: 'invalid_base64', description: '`frame` is not base64' },
         { status: 400, code: 'unsupported_image', description: '`frame` is not a JPEG or PNG' },
         { status: 400, code: 'no_face_detected', description: 'no face in the frame' },
+        {
+          status: 422,
+          code: 'face_retake',
+          description:
+            'the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix ' +
+            '(`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first)',
+        },
         { status: 413, code: 'image_too_large', description: 'the image is over 8 MB or 25 megapixels' },
         { status: 404, code: 'not_found', description: 'unknown tenant slug, or an event of another tenant' },
         {
@@ -162,6 +232,68 @@ export function checkinRoutes(deps: AppDeps) {
         return {
           status: 200,
           body: forCaller(actor.kind, await identify(actor, params.tenantSlug, body, meta)),
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/public/checkin/{tenantSlug}/step-up/{attemptId}',
+      operationId: 'checkinStepUp',
+      summary: 'Complete a step-up with a second factor',
+      description:
+        'Completes the `step_up_required` answer of identify, once, within 60 seconds, with a second factor ' +
+        'bound to the candidate the face was closest to: `qr` (`token`: the candidate’s identity QR token or ' +
+        'their guest invitation’s link token), `document_last4` (`code`: the last 4 digits of their document), ' +
+        '`birth_date` (`code`: YYYY-MM-DD) or `staff` (a staff member at the door confirms; API-key, admin-session ' +
+        'or device callers only). The factor must be one of the tenant’s `stepUpFactors`.\n\n' +
+        'A factor that belongs to the candidate records the check-in exactly as an accepted face would (event ' +
+        'rules, capacity, geofence, webhook and bus) with `stepUp: { factor }`; one that does not records a ' +
+        '`denied` check-in with reason `step_up_failed` (its webhook and bus message follow). Either way the ' +
+        'attempt is spent: a second call is 409 `step_up_used`. Anonymous callers get no scores.\n\n' +
+        'Limits, as identify’s: 120 calls a minute per client address, 1,200 per tenant.',
+      tag: TAG,
+      auth: ['public', 'apiKey', 'adminSession', 'device'],
+      scope: 'checkin',
+      params: StepUpParams,
+      body: StepUpRequest,
+      responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
+      errors: [
+        {
+          status: 400,
+          code: 'step_up_factor_not_allowed',
+          description: 'the factor is not among the tenant’s `stepUpFactors` (the attempt is not spent)',
+        },
+        {
+          status: 403,
+          code: 'forbidden',
+          description: '`staff` from an anonymous caller (the attempt is not spent)',
+        },
+        {
+          status: 404,
+          code: 'not_found',
+          description: 'unknown tenant slug, or no attempt with this id in the tenant',
+        },
+        { status: 409, code: 'step_up_used', description: 'the attempt was already completed or refused' },
+        { status: 410, code: 'step_up_expired', description: 'more than 60 seconds since identify' },
+        {
+          status: 429,
+          code: 'rate_limited',
+          description: 'over a per-client or per-tenant limit; see `Retry-After`',
+        },
+      ],
+      handler: async ({ params, body, actor, req, res }) => {
+        const meta = requestMeta(req, res);
+        const environment = 'environment' in actor ? actor.environment : 'live';
+        await limitClient('step-up', meta.ip, {
+          key: `checkin:step-up:tenant:${params.tenantSlug}${environment === 'sandbox' ? ':sandbox' : ''}`,
+          rule: PER_TENANT,
+        });
+        return {
+          status: 200,
+          body: forCaller(
+            actor.kind,
+            await stepUp.complete(actor, params.tenantSlug, params.attemptId, body, meta),
+          ),
         };
       },
     }),

@@ -60,6 +60,7 @@ export function createCheckinService(deps: Deps) {
       livenessScore: null,
       geofenceStatus: row.geofenceStatus as QrCheckinResult['geofenceStatus'],
       occurredAt: row.occurredAt.toISOString(),
+      stepUp: null,
       alreadyCheckedIn: true,
     };
   }

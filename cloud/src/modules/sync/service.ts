@@ -62,6 +62,10 @@ function frameType(bytes: Buffer): SavedFrame['contentType'] | null {
   return null;
 }
 
+/** How a device settled a face between its lines; only a facial decision has one. */
+const stepUpOf = (item: SyncItemT) =>
+  item.method === 'facial' && item.stepUpFactor ? { factor: item.stepUpFactor } : null;
+
 const rejected = (clientId: string | null, code: ItemResult['code'], detail: string): ItemResult => ({
   clientId,
   status: 'rejected',
@@ -193,7 +197,9 @@ export function createSyncService(
             ? 'liveness_failed'
             : outcome === 'denied' && (reason === null || reason === 'not_recognised')
               ? 'not_recognised'
-              : 'recognised',
+              : outcome === 'denied' && reason === 'step_up_failed'
+                ? 'step_up_failed'
+                : 'recognised',
         personId: item.personId ?? null,
         event,
         ...(item.guestId && { guest: { id: item.guestId, once: false } }),
@@ -201,6 +207,7 @@ export function createSyncService(
         location: item.location,
         score: item.score ?? null,
         livenessScore: item.livenessScore ?? null,
+        stepUp: stepUpOf(item),
         actor,
         requestId: meta.requestId,
         ip: meta.ip,
@@ -407,6 +414,7 @@ export function createSyncService(
               score: item.score ?? null,
               livenessScore: item.livenessScore ?? null,
               geofenceStatus: geofenceStatus(event, item.location, settings.geofenceRadiusMetros),
+              stepUp: stepUpOf(item),
             },
             identityId: null,
             location: item.location,
@@ -631,6 +639,9 @@ export function createSyncService(
           tenantId: actor.tenantId,
           modelId,
           matchThreshold: settings.matchThreshold,
+          stepUpThreshold: settings.stepUpThreshold,
+          probeQualityMin: settings.probeQualityMin,
+          stepUpFactors: settings.stepUpFactors,
           requireLiveness: settings.requireLiveness,
           livenessThreshold: settings.livenessThreshold,
           syncCheckinImages: settings.syncCheckinImages,

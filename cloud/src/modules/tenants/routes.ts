@@ -1,5 +1,12 @@
 import type { Request, Response } from 'express';
-import { IdParams, Tenant, TenantPatch, TenantSettings, TenantSettingsPatch } from '@portico/contract';
+import {
+  IdParams,
+  Tenant,
+  TENANT_SETTINGS_DEFAULTS as D,
+  TenantPatch,
+  TenantSettings,
+  TenantSettingsPatch,
+} from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { requestMeta } from '../../http/request-context.js';
@@ -12,8 +19,13 @@ const SETTINGS_DOC =
   'Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), ' +
   '`geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` ' +
   '(`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), ' +
-  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (calibrated ' +
-  'match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, ' +
+  '`biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), ' +
+  `\`matchThreshold\` ${D.matchThreshold} (accept line: a face at or above it is admitted on its own), ` +
+  `\`stepUpThreshold\` ${D.stepUpThreshold} (refuse line, at most \`matchThreshold\`: between the two lines a ` +
+  'second factor decides, see identify; equal lines turn step-up off), ' +
+  `\`probeQualityMin\` ${D.probeQualityMin} (a check-in photo below it is a 422 \`face_retake\`), ` +
+  `\`stepUpFactors\` ${JSON.stringify(D.stepUpFactors)} (any of \`qr\`, \`staff\`, \`document_last4\`, ` +
+  '`birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, ' +
   '`qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token ' +
   'admitted again within it records nothing new; 0–1440, 0 off).';
 const WRITERS =

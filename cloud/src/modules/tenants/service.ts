@@ -125,6 +125,17 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
               : value;
         }
         const effective = tenantSettingsOf(next as Prisma.JsonValue);
+        // The refuse line may not pass the accept line (equal: no step-up). Checked when either moves, so
+        // a later change of the defaults never blocks an unrelated patch.
+        const lines = patch.stepUpThreshold !== undefined || patch.matchThreshold !== undefined;
+        if (lines && effective.stepUpThreshold > effective.matchThreshold) {
+          throw invalidFields([
+            {
+              path: patch.stepUpThreshold !== undefined ? 'body.stepUpThreshold' : 'body.matchThreshold',
+              message: `stepUpThreshold (${effective.stepUpThreshold}) must be at most matchThreshold (${effective.matchThreshold})`,
+            },
+          ]);
+        }
         await tx.tenant.update({
           where: { id: tenantId },
           data: { settings: next as Prisma.InputJsonObject },
