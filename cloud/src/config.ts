@@ -19,6 +19,9 @@ const EnvSchema = z.object({
   MQTT_HOST: z.string().default('127.0.0.1'),
   MQTT_WS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional(),
   MQTT_WS_URL: z.url({ protocol: /^wss?$/ }).optional(),
+  MQTT_USERNAME: z.string().min(1).default('portico-service'),
+  MQTT_PASSWORD: z.string().min(16).optional(),
+  MQTT_WS_ALLOWED_ORIGINS: z.string().optional(),
   SMTP_URL: z.url().optional(),
   MAIL_FROM: z.string().default('Portico <no-reply@portico.local>'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -55,11 +58,20 @@ export interface Config {
     wsPort: number | undefined;
     /** The WebSocket URL `GET /v1/admin/bus` advertises instead of the embedded broker's (ws:// or wss://). */
     wsUrl: string | undefined;
+    /** Username of the service's own bus connection (its password: `secrets.busPassword`). */
+    username: string;
+    /** Origins whose pages may open the embedded broker's WebSocket (default: PUBLIC_URL's origin). */
+    allowedOrigins: string[];
+    /**
+     * Whether the service sends its credential to MQTT_URL's broker: only when MQTT_PASSWORD is set, so
+     * an external broker without authentication keeps working.
+     */
+    externalCredential: boolean;
   };
   mail: { smtpUrl: string | undefined; from: string };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   bodyLimit: string;
-  secrets: { jwtSecret?: string; dataEncryptionKey?: string; internalSecret?: string };
+  secrets: { jwtSecret?: string; dataEncryptionKey?: string; internalSecret?: string; busPassword?: string };
   allowPrivateWebhookUrls: boolean;
   seedDemoTenant: boolean;
   trustProxy: string;
@@ -94,11 +106,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   return {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    publicUrl,
     dataDir: path.resolve(env.INIT_CWD ?? process.cwd(), e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     mqtt: {
@@ -108,6 +121,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Unset: 8083, or a free port too when MQTT_PORT asks for one (0), so two such processes never collide.
       wsPort: e.MQTT_WS_PORT === 'off' ? undefined : (e.MQTT_WS_PORT ?? (e.MQTT_PORT === 0 ? 0 : 8083)),
       wsUrl: e.MQTT_WS_URL,
+      username: e.MQTT_USERNAME,
+      allowedOrigins: originsOf(e.MQTT_WS_ALLOWED_ORIGINS) ?? [new URL(publicUrl).origin],
+      externalCredential: e.MQTT_PASSWORD !== undefined,
     },
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     logLevel: e.LOG_LEVEL,
@@ -116,6 +132,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       jwtSecret: e.JWT_SECRET,
       dataEncryptionKey: e.DATA_ENCRYPTION_KEY,
       internalSecret: e.INTERNAL_SECRET,
+      busPassword: e.MQTT_PASSWORD,
     },
     allowPrivateWebhookUrls: e.ALLOW_PRIVATE_WEBHOOK_URLS,
     seedDemoTenant: e.SEED_DEMO_TENANT,
@@ -125,4 +142,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     faceModelSwitch: e.FACE_MODEL_SWITCH,
     deletionGraceHours: e.DELETION_GRACE_HOURS,
   };
+}
+
+/** A comma-separated list of origins, each normalised (`https://a.example:443` is `https://a.example`). */
+function originsOf(list: string | undefined): string[] | undefined {
+  if (list === undefined) return undefined;
+  return list
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+    .map((item) => {
+      try {
+        return new URL(item).origin;
+      } catch {
+        throw new ConfigError(`Invalid configuration:\n  MQTT_WS_ALLOWED_ORIGINS: ${item} is not an origin`);
+      }
+    });
 }

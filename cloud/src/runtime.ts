@@ -12,6 +12,7 @@ import { startFaceService, type FaceService } from './infra/face.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './infra/mail.js';
 import { loadSecrets } from './infra/secrets.js';
+import { createBusAuthenticator } from './modules/bus/credentials.js';
 import { createFaceGallery } from './modules/faces/gallery.js';
 import { createOutboxSignal } from './modules/outbox/signal.js';
 
@@ -41,9 +42,18 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
         onLog: (msg) => logger.info(msg),
       }));
     closers.push(() => db.close());
+    const clock = overrides.clock ?? systemClock;
+    const serviceCredential = { username: config.mqtt.username, password: secrets.busPassword };
     const bus = await createBus({
       url: config.mqtt.url,
-      embedded: { host: config.mqtt.host, port: config.mqtt.port, wsPort: config.mqtt.wsPort },
+      embedded: {
+        host: config.mqtt.host,
+        port: config.mqtt.port,
+        wsPort: config.mqtt.wsPort,
+        allowedOrigins: config.mqtt.allowedOrigins,
+        authenticateTenant: createBusAuthenticator({ db, clock, jwtKey: secrets.jwtKey }),
+      },
+      credential: !config.mqtt.url || config.mqtt.externalCredential ? serviceCredential : undefined,
       logger,
     });
     closers.push(() => bus.close());
@@ -64,7 +74,6 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       });
     if (!overrides.face) closers.push(() => face.close());
     const cipher = createCipher(secrets.dataKey);
-    const clock = overrides.clock ?? systemClock;
     const deps: AppDeps = {
       config,
       logger,

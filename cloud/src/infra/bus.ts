@@ -3,9 +3,14 @@
 // Without MQTT_URL an embedded aedes broker is started and the service connects to it like any client,
 // so one code path serves both modes. The embedded broker also serves MQTT over WebSocket (any path) on
 // its own port, for browsers, unless that listener is turned off.
+// The embedded broker admits no anonymous client: the service's own connection has its own credential,
+// every other client one bound to a single tenant (checked by `authenticateTenant`), which may only
+// subscribe under `portico/v1/tenants/{itsTenant}/` and never publish ($SYS, wills and retained messages
+// included); WebSocket upgrades are taken from the allowed origins only.
+import { timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { Aedes } from 'aedes';
+import { Aedes, type Client } from 'aedes';
 import mqtt, { type MqttClient } from 'mqtt';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import type { Logger } from './logger.js';
@@ -42,17 +47,53 @@ const TENANT_TOPIC = /^portico\/v1\/tenants\/([^/]+)\/[^/]+$/;
 
 export class BrokerPortInUseError extends Error {}
 
+/** A username and password for an MQTT connection. */
+export interface BusCredential {
+  username: string;
+  password: string;
+}
+
+/** Who a tenant credential admits: its tenant, until `expiresAt` (a bus token) or while valid (an API key). */
+export interface BusGrant {
+  tenantId: string;
+  expiresAt?: Date | undefined;
+}
+
+/** Checks a client's username and password; undefined refuses the connection. */
+export type TenantAuthenticator = (username: string, password: string) => Promise<BusGrant | undefined>;
+
+export interface EmbeddedBrokerOptions {
+  host: string;
+  /** TCP port (0: a free one). */
+  port: number;
+  /** WebSocket port (0: a free one); undefined: no WebSocket listener. */
+  wsPort?: number | undefined;
+  /** Origins a browser's WebSocket upgrade may come from (exact `scheme://host[:port]`). */
+  allowedOrigins?: readonly string[];
+  /** Resolves every client credential but the service's own. */
+  authenticateTenant: TenantAuthenticator;
+}
+
 export interface BusOptions {
   url: string | undefined;
-  /** Where the embedded broker listens: TCP `port`, WebSocket `wsPort` (undefined: none), both on `host`. */
-  embedded: { host: string; port: number; wsPort?: number | undefined };
+  /** Where the embedded broker listens and whom it admits (unused with `url`). */
+  embedded: EmbeddedBrokerOptions;
+  /**
+   * The service's own connection: the only client of the embedded broker that may publish and subscribe
+   * to every tenant. With `url`, sent to that broker when given (else the connection is anonymous).
+   */
+  credential: BusCredential | undefined;
   logger: Logger;
 }
 
 export async function createBus(options: BusOptions): Promise<Bus> {
-  const embedded = options.url ? undefined : await startEmbeddedBroker(options.embedded, options.logger);
+  if (!options.url && !options.credential)
+    throw new Error('the embedded broker needs the service credential');
+  const embedded = options.url
+    ? undefined
+    : await startEmbeddedBroker(options.embedded, options.credential!, options.logger);
   const url = options.url ?? embedded!.url;
-  const client = await connect(url);
+  const client = await connect(url, options.credential);
   client.on('error', (err) => options.logger.warn({ err: err.message }, 'bus client error'));
   // Per tenant: its listeners and the broker subscription they share (resolved once acknowledged).
   const tenants = new Map<
@@ -120,8 +161,9 @@ export async function createBus(options: BusOptions): Promise<Bus> {
   };
 }
 
-async function connect(url: string): Promise<MqttClient> {
+async function connect(url: string, credential: BusCredential | undefined): Promise<MqttClient> {
   return mqtt.connectAsync(url, {
+    ...credential,
     protocolVersion: 4,
     clientId: `portico-cloud-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     reconnectPeriod: 1000,
@@ -129,11 +171,95 @@ async function connect(url: string): Promise<MqttClient> {
   });
 }
 
+/** The topic filters a tenant's client may subscribe to: literal topics and wildcards below its own root. */
+function tenantMaySubscribe(tenantId: string, filter: string): boolean {
+  const root = busTopic(tenantId, '');
+  return filter.startsWith(root) && filter.length > root.length;
+}
+
+/** What the broker knows of a connected client: the service, or one tenant's subscriber. */
+type Principal = { kind: 'service' } | { kind: 'tenant'; tenantId: string };
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** MQTT 3.1.1 CONNACK return codes aedes sends for an error carrying them. */
+const refusal = (returnCode: 2 | 4 | 5, message: string) => Object.assign(new Error(message), { returnCode });
+
 async function startEmbeddedBroker(
-  where: { host: string; port: number; wsPort?: number | undefined },
+  where: EmbeddedBrokerOptions,
+  service: BusCredential,
   logger: Logger,
 ): Promise<{ url: string; wsUrl: string | undefined; close(): Promise<void> }> {
-  const broker = await Aedes.createBroker();
+  const principals = new WeakMap<Client, Principal>();
+  const expiries = new Map<Client, NodeJS.Timeout>();
+  const broker = await Aedes.createBroker({
+    authenticate: (client, username, password, done) => {
+      const user = username ?? '';
+      const pass = password?.toString('utf8') ?? '';
+      if (!user || !pass) return done(refusal(4, 'bus credentials required'), false);
+      if (user === service.username) {
+        if (!sameSecret(pass, service.password)) return done(refusal(4, 'bad bus credentials'), false);
+        principals.set(client, { kind: 'service' });
+        return done(null, true);
+      }
+      where.authenticateTenant(user, pass).then(
+        (grant) => {
+          if (!grant) return done(refusal(4, 'bad bus credentials'), false);
+          // A client id held by another principal (the service, another tenant) is not taken over.
+          const holder = (broker as unknown as { clients: Record<string, Client> }).clients[client.id];
+          const held = holder && principals.get(holder);
+          if (held && (held.kind !== 'tenant' || held.tenantId !== grant.tenantId)) {
+            return done(refusal(2, 'client id in use'), false);
+          }
+          principals.set(client, { kind: 'tenant', tenantId: grant.tenantId });
+          // A bus token admits a connection until it expires, not for as long as the socket lives.
+          if (grant.expiresAt) {
+            const timer = setTimeout(
+              () => client.close(),
+              Math.max(0, grant.expiresAt.getTime() - Date.now()),
+            );
+            timer.unref();
+            expiries.set(client, timer);
+          }
+          done(null, true);
+        },
+        (err: unknown) => {
+          logger.warn({ err: (err as Error).message }, 'bus authentication failed');
+          done(refusal(5, 'bus authentication unavailable'), false);
+        },
+      );
+    },
+    // Only the service publishes; a client's publish (a will included) is refused and the client dropped.
+    authorizePublish: (client, packet, done) => {
+      const principal = client && principals.get(client);
+      if (principal?.kind === 'service' && !packet.retain) return done(null);
+      done(new Error(`publishing to ${packet.topic} is not allowed`));
+    },
+    authorizeSubscribe: (client, subscription, done) => {
+      const principal = client && principals.get(client);
+      const allowed =
+        principal?.kind === 'service' ||
+        (principal?.kind === 'tenant' && tenantMaySubscribe(principal.tenantId, subscription.topic));
+      // null grants nothing (SUBACK 0x80) and keeps the client connected.
+      done(null, allowed ? subscription : null);
+    },
+    // Defence in depth: whatever a subscription matched, a tenant's client only receives its own topics.
+    authorizeForward: (client, packet) => {
+      const principal = client && principals.get(client);
+      if (principal?.kind === 'service') return packet;
+      if (principal?.kind === 'tenant' && packet.topic.startsWith(busTopic(principal.tenantId, '')))
+        return packet;
+      return null;
+    },
+  });
+  broker.on('clientDisconnect', (client) => {
+    clearTimeout(expiries.get(client));
+    expiries.delete(client);
+  });
   const tcp = net.createServer(broker.handle);
   const web = where.wsPort === undefined ? undefined : http.createServer();
   let wss: WebSocketServer | undefined;
@@ -141,6 +267,8 @@ async function startEmbeddedBroker(
   // so the servers' close() does not wait on them.
   const close = () =>
     new Promise<void>((resolve) => {
+      expiries.forEach((timer) => clearTimeout(timer));
+      expiries.clear();
       broker.close(() => {
         wss?.close();
         let open = web ? 2 : 1;
@@ -149,11 +277,19 @@ async function startEmbeddedBroker(
         web?.close(closed);
       });
     });
+  const allowedOrigins = new Set(where.allowedOrigins ?? []);
   try {
     const port = await listen(tcp, where.port, where.host, 'MQTT_PORT');
     const wsPort = web && (await listen(web, where.wsPort!, where.host, 'MQTT_WS_PORT'));
     // Attached once listening: it re-emits the server's errors, a busy port included, as its own.
-    wss = web && new WebSocketServer({ server: web });
+    // A browser always sends Origin: one of another site's pages is refused before any MQTT is spoken.
+    // Non-browser clients send none and still need credentials.
+    wss =
+      web &&
+      new WebSocketServer({
+        server: web,
+        verifyClient: ({ origin }: { origin?: string }) => !origin || allowedOrigins.has(origin),
+      });
     wss?.on('connection', (socket, req) => broker.handle(createWebSocketStream(socket), req));
     const url = `mqtt://${where.host}:${port}`;
     const wsUrl = wsPort === undefined ? undefined : `ws://${where.host}:${wsPort}`;

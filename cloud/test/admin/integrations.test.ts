@@ -221,7 +221,17 @@ describe('admin integrations: webhooks and bus', () => {
     if (res.body.embedded) expect(res.body.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     else expect(res.body.wsUrl).toBeNull();
     const urls: string[] = [broker.url, ...(res.body.wsUrl ? [res.body.wsUrl] : [])];
-    const clients = await Promise.all(urls.map((url) => mqtt.connectAsync(url, { protocolVersion: 4 })));
+    // The embedded broker admits the tenant's bus token only; an external one decides with its own accounts.
+    if (res.body.embedded) {
+      expect(res.body.credentials).toMatchObject({ username: tenantId, password: expect.any(String) });
+      expect(Date.parse(res.body.credentials.expiresAt)).toBeGreaterThan(Date.now());
+    } else expect(res.body.credentials).toBeNull();
+    const login = res.body.credentials
+      ? { username: res.body.credentials.username, password: res.body.credentials.password }
+      : {};
+    const clients = await Promise.all(
+      urls.map((url) => mqtt.connectAsync(url, { protocolVersion: 4, ...login })),
+    );
     try {
       const topic = res.body.events.find((e: { event: string }) => e.event === 'webhook.test').topic;
       const got = clients.map(

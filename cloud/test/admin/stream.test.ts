@@ -100,7 +100,7 @@ describe('live check-in stream', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ env });
-    second = await createTestApp({ env: { ...env, MQTT_URL: t.deps.bus.url }, database: t.deps.db });
+    second = await createTestApp({ env: { ...env, ...sameBus(t) }, database: t.deps.db });
     a = await adminOf(t);
     b = await adminOf(t);
     gala = await openEvent(t, a.tenant.tenantId, 'Gala');
@@ -113,7 +113,7 @@ describe('live check-in stream', () => {
   });
 
   it('is ended by a server stop at once, not after the stop’s grace for requests in flight', async () => {
-    const third = await createTestApp({ env: { ...env, MQTT_URL: t.deps.bus.url }, database: t.deps.db });
+    const third = await createTestApp({ env: { ...env, ...sameBus(t) }, database: t.deps.db });
     const s = await openStream(`${third.url}/v1/admin/checkins/stream`, a.headers);
     await expect.poll(() => s.comments).toContain('connected');
     let ended = false;
@@ -217,3 +217,8 @@ describe('live check-in stream', () => {
     expect(res.status).toBe(403);
   });
 });
+
+/** Another process of the same service: its broker, with the service's bus credential. */
+function sameBus(t: TestApp): Record<string, string> {
+  return { MQTT_URL: t.deps.bus.url, MQTT_PASSWORD: t.deps.secrets.busPassword };
+}

@@ -8,6 +8,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf, bearer } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { serviceLogin } from '../support/bus.js';
 import {
   base64,
   facelessPng,
@@ -68,7 +69,7 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
 
   it('recognises an enrolled person in another photo, stores the frame encrypted and announces it', async () => {
     await settings({ requireLiveness: false });
-    const bus = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+    const bus = await mqtt.connectAsync(t.deps.bus.url, serviceLogin(t));
     await bus.subscribeAsync(`portico/v1/tenants/${admin.tenant.tenantId}/checkin.success`, { qos: 1 });
     const published = new Promise<string>((resolve) => bus.once('message', (_t, p) => resolve(p.toString())));
     const frame = await photo('bbt/amy/amy4.png');

@@ -5,6 +5,7 @@ import { emitEvent } from '../../src/modules/outbox/emit.js';
 import { provisionTenant, type ProvisionedTenant } from '../../src/modules/tenants/provision.js';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/dispatcher.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { serviceLogin } from '../support/bus.js';
 import { adminOf, TestClock } from '../support/identity.js';
 import { createTestDatabase } from '../support/database.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -328,7 +329,7 @@ describe('bus publishing from the outbox', () => {
         name: 'b',
         adminEmail: 'b@example.test',
       });
-      const client = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+      const client = await mqtt.connectAsync(t.deps.bus.url, serviceLogin(t));
       await client.subscribeAsync(`portico/v1/tenants/${tenant.tenantId}/#`, { qos: 1 });
       const got = new Promise<{ topic: string; body: string }>((resolve) =>
         client.once('message', (topic, payload) => resolve({ topic, body: payload.toString() })),

@@ -5,19 +5,38 @@ import { BrokerPortInUseError, busTopic, createBus, type Bus } from '../../src/i
 import { createLogger } from '../../src/infra/logger.js';
 
 const logger = createLogger('silent');
+// The service's own login, and one tenant login per tenant id (password `pw-{tenantId}`).
+const service = { username: 'portico-service', password: 'service-password-for-tests' };
+const authenticateTenant = async (username: string, password: string) =>
+  password === `pw-${username}` ? { tenantId: username } : undefined;
+const login = (tenantId: string) => ({
+  protocolVersion: 4 as const,
+  username: tenantId,
+  password: `pw-${tenantId}`,
+});
+const embedded = (where: { port: number; wsPort?: number }) => ({
+  host: '127.0.0.1',
+  authenticateTenant,
+  ...where,
+});
 // CI sets TEST_MQTT_URL to Mosquitto on 127.0.0.1; locally the embedded aedes broker is used.
 const external = process.env.TEST_MQTT_URL;
 
 describe(`message bus (${external ? `external broker ${external}` : 'embedded aedes'})`, () => {
   let bus: Bus;
   beforeAll(async () => {
-    bus = await createBus({ url: external, embedded: { host: '127.0.0.1', port: 0 }, logger });
+    bus = await createBus({
+      url: external,
+      embedded: embedded({ port: 0 }),
+      credential: external ? undefined : service,
+      logger,
+    });
   });
   afterAll(() => bus.close());
 
   it('delivers a published event to a subscriber at QoS 1 on the tenant topic', async () => {
     const tenantId = `t-${Date.now()}`;
-    const client = await mqtt.connectAsync(bus.url, { protocolVersion: 4, clean: true });
+    const client = await mqtt.connectAsync(bus.url, { ...login(tenantId), clean: true });
     try {
       const granted = await client.subscribeAsync(`portico/v1/tenants/${tenantId}/#`, { qos: 1 });
       expect(granted[0]?.qos).toBe(1);
@@ -55,7 +74,12 @@ describe('embedded broker', () => {
     await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
     const port = (squatter.address() as net.AddressInfo).port;
     try {
-      const attempt = createBus({ url: undefined, embedded: { host: '127.0.0.1', port }, logger });
+      const attempt = createBus({
+        url: undefined,
+        embedded: embedded({ port }),
+        credential: service,
+        logger,
+      });
       await expect(attempt).rejects.toBeInstanceOf(BrokerPortInUseError);
       await expect(attempt).rejects.toThrow(/MQTT_PORT/);
     } finally {
@@ -71,12 +95,18 @@ describe('embedded broker', () => {
     try {
       const attempt = createBus({
         url: undefined,
-        embedded: { host: '127.0.0.1', port: tcpPort, wsPort },
+        embedded: embedded({ port: tcpPort, wsPort }),
+        credential: service,
         logger,
       });
       await expect(attempt).rejects.toBeInstanceOf(BrokerPortInUseError);
       await expect(attempt).rejects.toThrow(/MQTT_WS_PORT/);
-      const bus = await createBus({ url: undefined, embedded: { host: '127.0.0.1', port: tcpPort }, logger });
+      const bus = await createBus({
+        url: undefined,
+        embedded: embedded({ port: tcpPort }),
+        credential: service,
+        logger,
+      });
       expect(bus.url).toBe(`mqtt://127.0.0.1:${tcpPort}`);
       await bus.close();
     } finally {
@@ -85,7 +115,12 @@ describe('embedded broker', () => {
   });
 
   it('has no WebSocket listener when it is turned off', async () => {
-    const bus = await createBus({ url: undefined, embedded: { host: '127.0.0.1', port: 0 }, logger });
+    const bus = await createBus({
+      url: undefined,
+      embedded: embedded({ port: 0 }),
+      credential: service,
+      logger,
+    });
     try {
       expect(bus.wsUrl).toBeUndefined();
     } finally {
@@ -96,15 +131,16 @@ describe('embedded broker', () => {
   it('serves MQTT over WebSocket: a ws:// client gets the messages TCP subscribers get, until the bus closes', async () => {
     const bus = await createBus({
       url: undefined,
-      embedded: { host: '127.0.0.1', port: 0, wsPort: 0 },
+      embedded: embedded({ port: 0, wsPort: 0 }),
+      credential: service,
       logger,
     });
     const tenantId = `t-${Date.now()}`;
     const other = `${tenantId}-other`;
     expect(bus.wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     expect(bus.wsUrl).not.toBe(bus.url.replace('mqtt:', 'ws:'));
-    const tcp = await mqtt.connectAsync(bus.url, { protocolVersion: 4 });
-    const ws = await mqtt.connectAsync(bus.wsUrl!, { protocolVersion: 4, reconnectPeriod: 0 });
+    const tcp = await mqtt.connectAsync(bus.url, login(tenantId));
+    const ws = await mqtt.connectAsync(bus.wsUrl!, { ...login(tenantId), reconnectPeriod: 0 });
     const received = { tcp: [] as string[], ws: [] as string[] };
     tcp.on('message', (topic, payload) => received.tcp.push(`${topic} ${payload.toString()}`));
     ws.on('message', (topic, payload) => received.ws.push(`${topic} ${payload.toString()}`));

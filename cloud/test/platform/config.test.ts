@@ -12,7 +12,16 @@ describe('configuration', () => {
     expect(c.port).toBe(8080);
     expect(c.dataDir).toBe('/srv/portico/data');
     expect(c.databaseUrl).toBeUndefined();
-    expect(c.mqtt).toEqual({ url: undefined, port: 1883, host: '127.0.0.1', wsPort: 8083, wsUrl: undefined });
+    expect(c.mqtt).toEqual({
+      url: undefined,
+      port: 1883,
+      host: '127.0.0.1',
+      wsPort: 8083,
+      wsUrl: undefined,
+      username: 'portico-service',
+      allowedOrigins: ['http://localhost:8080'],
+      externalCredential: false,
+    });
     expect(c.mail.smtpUrl).toBeUndefined();
   });
 

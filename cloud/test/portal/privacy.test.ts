@@ -8,6 +8,7 @@ import JSZip from 'jszip';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../support/app.js';
+import { serviceLogin } from '../support/bus.js';
 import { createTestDatabase } from '../support/database.js';
 import { TestClock } from '../support/identity.js';
 import { startSmtpSink } from '../support/smtp.js';
@@ -108,7 +109,7 @@ describe('deletion request with a zero grace period', () => {
       expect(before).toContain(field.toLowerCase());
     }
 
-    const bus = await mqtt.connectAsync(app.deps.bus.url, { protocolVersion: 4, clean: true });
+    const bus = await mqtt.connectAsync(app.deps.bus.url, { ...serviceLogin(app), clean: true });
     const seen: { topic: string; body: any }[] = []; // eslint-disable-line @typescript-eslint/no-explicit-any
     try {
       await bus.subscribeAsync('portico/v1/tenants/+/identity.deletion_requested', { qos: 1 });

@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { serviceLogin } from '../support/bus.js';
 import { bearer, loggedInUser } from '../support/identity.js';
 import { integratorOf } from '../persons/support.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -210,7 +211,7 @@ describe('sandbox', () => {
     expect(read?.targetId).toBe(sandbox.id);
     expect(JSON.stringify(read?.metadata)).not.toContain(sandboxSecret);
 
-    const bus = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+    const bus = await mqtt.connectAsync(t.deps.bus.url, serviceLogin(t));
     const messages: { topic: string; body: Record<string, unknown> }[] = [];
     bus.on('message', (topic, payload) => messages.push({ topic, body: JSON.parse(payload.toString()) }));
     await bus.subscribeAsync(`portico/v1/tenants/+/checkin.success`, { qos: 1 });

@@ -11,6 +11,7 @@ export const API_SCOPES = [
   'tenant:write',
   'events:read',
   'events:write',
+  'bus:subscribe',
 ] as const;
 
 export const ApiScope = z.enum(API_SCOPES).openapi('ApiScope', {
@@ -18,7 +19,9 @@ export const ApiScope = z.enum(API_SCOPES).openapi('ApiScope', {
     '`persons:read` list and read persons; `persons:write` create, change, import, delete and anonymise ' +
     'persons, enroll faces, send enrollment links; `checkin` identify, QR tokens and QR check-in; ' +
     '`tenant:read` read the tenant and its settings; `tenant:write` change them; `events:read` list and read ' +
-    'events and their guests; `events:write` create, change, delete events and guests, import and invite. A key issued without ' +
+    'events and their guests; `events:write` create, change, delete events and guests, import and invite; ' +
+    '`bus:subscribe` connect to the message bus (username: the tenant id, password: the key) and read the ' +
+    'tenant’s topics. A key issued without ' +
     '`scopes` holds every scope. Routes that take API keys and name no scope need a key with every scope.',
 });
 export type ApiScope = z.infer<typeof ApiScope>;

@@ -253,6 +253,25 @@ export const AdminBusInfo = z
       description:
         'The broker is the one embedded in the service (MQTT over TCP and, unless turned off, WebSocket).',
     }),
+    credentials: z
+      .object({
+        username: z
+          .string()
+          .openapi({ description: 'The tenant id: every tenant credential connects with it.' }),
+        password: z.string().openapi({
+          description:
+            'A bus token: a JWT the embedded broker accepts until `expiresAt` and for this tenant only, then ' +
+            'closes the connection (fetch a fresh one to reconnect). It may subscribe under `topicPrefix` and ' +
+            'nothing else, and never publish. Servers use an API key with the `bus:subscribe` scope instead.',
+        }),
+        expiresAt: Timestamp,
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Credentials for the embedded broker (MQTT and WebSocket); null with an external broker (`MQTT_URL`), ' +
+          'whose own accounts and ACLs decide who connects.',
+      }),
   })
   .openapi('AdminBusInfo');
 export type AdminBusInfo = z.infer<typeof AdminBusInfo>;

@@ -1,11 +1,32 @@
 // The message bus: every event is published (QoS 1) on `portico/v1/tenants/{tenantId}/{event}` with
 // the webhook's JSON body. Takes a connected mqtt.js client (Node: `mqtt://`, browsers: `ws://`), so
 // the SDK itself does not open connections or pull mqtt into bundles that do not use it.
-import type { MqttClient } from 'mqtt';
+// Every client logs in: username the tenant id, password an API key with the `bus:subscribe` scope
+// (servers) or the short-lived bus token `GET /v1/admin/bus` hands out (browsers); `busConnectOptions`
+// builds those options. The broker lets it read its own tenant's topics only, and never publish.
+import type { IClientOptions, MqttClient } from 'mqtt';
 import type { EventName } from '@portico/contract';
 import type { PorticoEvent } from './webhooks.js';
 
 export const TOPIC_ROOT = 'portico/v1/tenants';
+
+/** A tenant's bus login: its id, and an API key with `bus:subscribe` or a bus token from `GET /v1/admin/bus`. */
+export interface BusCredentials {
+  tenantId: string;
+  password: string;
+}
+
+/**
+ * Options for `mqtt.connect(url, options)` / `connectAsync`: MQTT 3.1.1 with the tenant's credentials.
+ * A bus token expires (its `expiresAt`); fetch a new one and reconnect rather than letting mqtt.js
+ * retry the old one.
+ */
+export function busConnectOptions(
+  credentials: BusCredentials,
+  extra: Partial<IClientOptions> = {},
+): IClientOptions {
+  return { ...extra, protocolVersion: 4, username: credentials.tenantId, password: credentials.password };
+}
 
 /** The topic of one event of a tenant; `'+'` (the default) for every event, `'+'` as tenant for all tenants. */
 export function eventTopic(tenantId: string, event: EventName | '+' = '+'): string {

@@ -14,6 +14,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualCheckin, person } from '../../../cloud/test/admin/support.js';
 import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
+import { serviceLogin, tenantLogin } from '../../../cloud/test/support/bus.js';
 import { launchChromium } from '../../../cloud/test/support/chromium.js';
 import { adminOf } from '../../../cloud/test/support/identity.js';
 
@@ -38,12 +39,10 @@ describe.skipIf(external)('@portico/sdk/mqtt in Chromium over ws://', () => {
   let b: Awaited<ReturnType<typeof adminOf>>;
 
   beforeAll(async () => {
-    t = await createTestApp();
-    [a, b] = [await adminOf(t), await adminOf(t)];
     const bundle = await build({
       stdin: {
         contents:
-          "export { default as mqtt } from 'mqtt';\nexport { subscribeEvents } from './src/mqtt.ts';\n",
+          "export { default as mqtt } from 'mqtt';\nexport { busConnectOptions, subscribeEvents } from './src/mqtt.ts';\n",
         resolveDir: sdkDir,
         sourcefile: 'app.ts',
         loader: 'ts',
@@ -65,9 +64,13 @@ describe.skipIf(external)('@portico/sdk/mqtt in Chromium over ws://', () => {
             ),
     );
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    // The broker takes WebSocket upgrades from the integrator's page because its origin is allowed.
+    t = await createTestApp({ env: { MQTT_WS_ALLOWED_ORIGINS: origin } });
+    [a, b] = [await adminOf(t), await adminOf(t)];
     browser = await launchChromium();
     page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${(site.address() as AddressInfo).port}/`);
+    await page.goto(`${origin}/`);
     await page.waitForFunction(() => 'app' in window);
   }, 120_000);
   afterAll(async () => {
@@ -83,10 +86,12 @@ describe.skipIf(external)('@portico/sdk/mqtt in Chromium over ws://', () => {
     expect(wsUrl).toBe(t.deps.bus.wsUrl);
     expect(wsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     const tenantId = a.tenant.tenantId;
+    // The bus token the console is handed: bound to tenant A.
+    const { password } = await tenantLogin(t, a.headers);
     await page.evaluate(
-      async ({ wsUrl, tenantId }) => {
+      async ({ wsUrl, tenantId, password }) => {
         const app = (window as any).app; // eslint-disable-line @typescript-eslint/no-explicit-any
-        const client = await app.mqtt.connectAsync(wsUrl, { protocolVersion: 4 });
+        const client = await app.mqtt.connectAsync(wsUrl, app.busConnectOptions({ tenantId, password }));
         const seen: Seen = { topics: [], events: [] };
         (window as unknown as { seen: Seen }).seen = seen;
         client.on('message', (topic: string) => seen.topics.push(topic));
@@ -94,12 +99,12 @@ describe.skipIf(external)('@portico/sdk/mqtt in Chromium over ws://', () => {
           seen.events.push({ ...event, topic }),
         );
       },
-      { wsUrl, tenantId },
+      { wsUrl, tenantId, password },
     );
 
     // Tenant B's check-in first, and seen on the broker (a Node client over TCP) before A's is made: had
     // the browser been given B's topics, B's message would have reached it ahead of A's.
-    const watcher = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+    const watcher = await mqtt.connectAsync(t.deps.bus.url, serviceLogin(t));
     try {
       const otherCheckIn = new Promise<string>((resolve) =>
         watcher.on('message', (_topic, payload) => resolve(JSON.parse(payload.toString()).data.checkInId)),

@@ -5,6 +5,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateWebhookSecret } from '../../../cloud/src/modules/webhooks/secret-rotation.js';
 import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
+import { serviceLogin } from '../../../cloud/test/support/bus.js';
 import {
   base64,
   cleanPhotos,
@@ -235,7 +236,7 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
   it('verifies an enrollment webhook on its raw body and refuses a tampered copy; sees it on the bus', async () => {
     const portico = integrator();
     const photo = (await cleanPhotos())[1]!;
-    const bus = await mqtt.connectAsync(t.deps.bus.url, { protocolVersion: 4 });
+    const bus = await mqtt.connectAsync(t.deps.bus.url, serviceLogin(t));
     const published: PorticoEvent[] = [];
     const unsubscribe = await subscribeEvents(bus, tenant.tenantId, (e) => published.push(e), {
       events: ['person.enrolled'],

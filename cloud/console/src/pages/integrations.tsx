@@ -27,6 +27,7 @@ const SCOPES = valuesOf<Scope>({
   'tenant:write': true,
   'events:read': true,
   'events:write': true,
+  'bus:subscribe': true,
 });
 
 /** A key just issued: its clear text, and whether it replaced a key (which stopped working at once). */

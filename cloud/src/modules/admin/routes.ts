@@ -26,6 +26,7 @@ import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { busTopic } from '../../infra/bus.js';
 import { requireManager } from '../auth/roles.js';
+import { signBusToken } from '../bus/credentials.js';
 import { createAuditLogReader } from './audit-log.js';
 import { createCheckinStream, KEEP_ALIVE_MS, RESUME_MAX } from './checkin-stream.js';
 import { createAdminCheckins } from './checkins.js';
@@ -53,6 +54,10 @@ export function adminRoutes(deps: AppDeps) {
   const stats = createAdminStats(deps);
   const auditLog = createAuditLogReader(deps);
   const deliveries = createAdminWebhookDeliveries(deps);
+  const busCredentials = async (tenantId: string) => {
+    const { token, expiresAt } = await signBusToken(deps.secrets.jwtKey, tenantId, deps.clock.now());
+    return { username: tenantId, password: token, expiresAt: expiresAt.toISOString() };
+  };
   const faceQuality = createFaceQualityCheck(deps);
 
   return [
@@ -261,10 +266,12 @@ export function adminRoutes(deps: AppDeps) {
       operationId: 'adminBusInfo',
       summary: 'The tenant’s MQTT topics and the broker',
       description:
-        `${READ}The topic prefix of the tenant, each event with its topic, and the broker URL the service ` +
-        'uses (`MQTT_URL`, or the embedded broker, which has no authentication: keep it on a private network), ' +
-        'and `wsUrl`, where browsers reach it over WebSocket: `MQTT_WS_URL` when set, else the embedded ' +
-        'broker’s WebSocket listener (`MQTT_WS_PORT`), else null.',
+        `${READ}The topic prefix of the tenant, each event with its topic, the broker URL the service ` +
+        'uses (`MQTT_URL`, or the embedded broker), `wsUrl`, where browsers reach it over WebSocket ' +
+        '(`MQTT_WS_URL` when set, else the embedded broker’s WebSocket listener, `MQTT_WS_PORT`, else null), ' +
+        'and, for the embedded broker, a short-lived bus token bound to the tenant: the embedded broker admits ' +
+        'no anonymous client, a tenant’s credential may only subscribe under its own `topicPrefix`, and only ' +
+        'the service publishes. WebSocket upgrades are accepted from `MQTT_WS_ALLOWED_ORIGINS` only.',
       tag: TAG,
       auth: ['adminSession'],
       scope: 'tenant:read',
@@ -290,6 +297,7 @@ export function adminRoutes(deps: AppDeps) {
             ],
             wsUrl: deps.config.mqtt.wsUrl ?? deps.bus.wsUrl ?? null,
             embedded: !deps.config.mqtt.url,
+            credentials: deps.config.mqtt.url ? null : await busCredentials(actor.tenantId),
           },
         };
       },
