@@ -1,12 +1,13 @@
 // The local API the kiosk UI calls, on localhost only: status (and a live stream of it), liveness
-// challenge (and its frames, streamed as they are taken), identify, QR, the live face guide, and the
+// challenge (and its frames, streamed as they are taken), identify (and the step-up that completes a
+// face between the two lines), QR, the live face guide, and the
 // staff fallback (PIN, guest search, manual check-in; refused to any caller not on this machine).
 // Each route is declared once with its zod schemas, which validate the request and document it at
 // /docs-json.
 import http from 'node:http';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@portico/contract';
-import { DoorError, type Door } from './door.js';
+import { DoorError, STEP_UP_TTL_MS, type Door, type StepUpProof } from './door.js';
 import type { FrameSource } from './camera.js';
 import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
 import { CHALLENGE_MAX_FRAMES } from './liveness.js';
@@ -19,7 +20,10 @@ const DoorAnswer = z
   .object({
     checkInId: z.string().openapi({ description: 'UUIDv7: the id the check-in keeps in the cloud.' }),
     outcome: Outcome,
-    reason: z.enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed']).nullable(),
+    reason: z
+      .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed', 'step_up_failed'])
+      .nullable()
+      .openapi({ description: '`step_up_failed`: the second factor of a step-up was not the candidate’s.' }),
     guest: z.object({ displayName: z.string() }).nullable(),
     score: z.number().nullable(),
     threshold: z.number().nullable(),
@@ -27,6 +31,53 @@ const DoorAnswer = z
     recordedAt: z.string(),
   })
   .openapi('DoorAnswer', { description: 'Decided on the device and queued before this answer.' });
+const StepUpFactor = z.enum(['qr', 'staff']);
+const StepUpRequired = z
+  .object({
+    outcome: z.literal('step_up_required'),
+    attemptId: z.string().openapi({ description: 'Complete it with `POST /step-up/{attemptId}`, once.' }),
+    factors: z.array(StepUpFactor).openapi({
+      description:
+        "The tenant's `stepUpFactors` this device checks offline: `qr` the candidate's invitation QR code, " +
+        '`staff` a member of staff (PIN or staff session).',
+    }),
+    expiresAt: z.string().openapi({ description: `${STEP_UP_TTL_MS / 1000} s after the identification.` }),
+  })
+  .openapi('StepUpRequired', {
+    description:
+      'The face fell between the refuse and the accept line: nothing is queued until the step-up is ' +
+      'completed. Never says who the candidate is.',
+  });
+const IdentifyAnswer = z
+  .union([DoorAnswer, StepUpRequired])
+  .openapi('IdentifyAnswer', { description: 'A decision (`DoorAnswer`), or `step_up_required`.' });
+const StepUpParams = z.object({ attemptId: z.string().min(1).max(64) });
+const StepUpBody = z
+  .discriminatedUnion('factor', [
+    z.strictObject({
+      factor: z.literal('qr'),
+      code: z
+        .string()
+        .min(1)
+        .max(2048)
+        .openapi({ description: 'The scanned QR code: the invitation link or its token.' }),
+    }),
+    z.strictObject({
+      factor: z.literal('staff'),
+      pin: z
+        .string()
+        .max(12)
+        .optional()
+        .openapi({ description: 'The staff PIN; without it, `x-staff-session`.' }),
+      confirmed: z.boolean().default(true).openapi({
+        description: 'False: staff say the person is not the candidate (a denial `step_up_failed`).',
+      }),
+    }),
+  ])
+  .openapi('StepUpBody');
+const StepUpCandidate = z
+  .object({ name: z.string(), expiresAt: z.string() })
+  .openapi('StepUpCandidate', { description: 'Who the face is closest to, for staff to check a document.' });
 export const AgentStatus = z
   .object({
     online: z.boolean().openapi({ description: 'The last exchange with the cloud succeeded.' }),
@@ -51,7 +102,19 @@ export const AgentStatus = z
   })
   .openapi('AgentStatus');
 const Problem = z
-  .object({ status: z.number().int(), code: z.string(), detail: z.string() })
+  .object({
+    status: z.number().int(),
+    code: z.string(),
+    detail: z.string(),
+    details: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({
+        description:
+          '`face_retake`: `{ reasons, quality }`, reasons worst first among `move_closer`, `more_light`, ' +
+          '`face_the_camera`.',
+      }),
+  })
   .openapi('AgentProblem');
 const TokenParams = z.object({ token: z.string().min(1).max(128) });
 const BODY_LIMIT = 40 * 1024 * 1024;
@@ -148,6 +211,8 @@ type Handler = (input: {
   query: unknown;
   body: unknown;
   staffToken: string | undefined;
+  /** The caller is on this machine. */
+  local: boolean;
 }) => Promise<unknown>;
 interface Route {
   method: 'get' | 'post' | 'delete';
@@ -224,10 +289,14 @@ export function createApi(deps: {
         '(spent). Without: the frames streamed for `nonce` (`POST /challenge/{nonce}/frames`), in the ' +
         'order received, once their analyses are done; the nonce is then required whatever the policy, ' +
         'and spent with its frames; 400 `no_frames` when none were streamed. `frames` with a nonce that ' +
-        'has streamed frames is ambiguous: 400 `ambiguous_frames` (the nonce is spent).',
+        'has streamed frames is ambiguous: 400 `ambiguous_frames` (the nonce is spent). Three answers ' +
+        '(`@portico/checkin-policy` faceDecision): a frame too poor to judge (small, dark, turned face) is ' +
+        '422 `face_retake` with `details.reasons` and nothing queued; a face between the refuse and the ' +
+        'accept line answers `step_up_required` (complete it with `POST /step-up/{attemptId}`); otherwise ' +
+        'the decision, queued.',
       params: TokenParams,
       body: IdentifyBody,
-      response: DoorAnswer,
+      response: IdentifyAnswer,
       handler: ({ params, body }) => deps.door.identify(params.token!, body as z.infer<typeof IdentifyBody>),
     },
     {
@@ -236,7 +305,7 @@ export function createApi(deps: {
       summary: 'Check in by face with frames from the agent camera (node-webcam or FRAME_SOURCE)',
       params: TokenParams,
       body: CameraBody,
-      response: DoorAnswer,
+      response: IdentifyAnswer,
       handler: async ({ params, body }) => {
         if (!deps.camera) throw new DoorError(503, 'no_camera', 'No FRAME_SOURCE is configured');
         const { frames: count, nonce } = (body as z.infer<typeof CameraBody> | undefined) ?? { frames: 1 };
@@ -244,6 +313,41 @@ export function createApi(deps: {
         for (let i = 0; i < count; i++) frames.push(await deps.camera.frame());
         return deps.door.identify(params.token!, { frames, nonce });
       },
+    },
+    {
+      method: 'post',
+      path: '/step-up/{attemptId}',
+      summary: 'Complete a step-up with a second factor, once',
+      description:
+        `Within ${STEP_UP_TTL_MS / 1000} s of identify. \`{ factor: 'qr', code }\`: the candidate's own ` +
+        "invitation QR code admits (under the event's rules, queued like an accepted face with " +
+        "`stepUpFactor: qr`); any other code is a denial `step_up_failed`, queued. `{ factor: 'staff', pin }` " +
+        '(or `x-staff-session` without `pin`; this machine only): staff confirm the person, queued with ' +
+        '`stepUpFactor: staff`; `confirmed: false` is a denial `step_up_failed`. A wrong PIN is 401 ' +
+        '`wrong_pin` and leaves the step-up open (the staff lock-out counts it). 404 `unknown_attempt`, ' +
+        '409 `step_up_used`, 410 `step_up_expired`, 400 `factor_not_allowed`.',
+      params: StepUpParams,
+      body: StepUpBody,
+      response: DoorAnswer,
+      handler: ({ params, body, staffToken, local }) =>
+        deps.door.completeStepUp(params.attemptId!, body as StepUpProof, () => {
+          if (!local) throw new DoorError(403, 'local_only', 'Staff confirm only on this machine');
+          const { pin } = body as { pin?: string };
+          if (pin !== undefined) deps.staff.verify(pin);
+          else deps.staff.check(staffToken);
+        }),
+    },
+    {
+      method: 'get',
+      path: '/step-up/{attemptId}',
+      summary: "A step-up's candidate, for staff to check a document (staff)",
+      description:
+        'The full name of the guest the face is closest to, so that staff can compare it with a document ' +
+        'before confirming. 404 `unknown_attempt`, 409 `step_up_used`, 410 `step_up_expired`.',
+      staff: 'session',
+      params: StepUpParams,
+      response: StepUpCandidate,
+      handler: async ({ params }) => deps.door.stepUpCandidate(params.attemptId!),
     },
     {
       method: 'post',
@@ -352,7 +456,7 @@ export function createApi(deps: {
           content: { 'application/json': { schema: Problem } },
         },
         404: {
-          description: '`unknown_event`, `unknown_guest`, `not_found`',
+          description: '`unknown_event`, `unknown_guest`, `unknown_attempt`, `not_found`',
           content: { 'application/json': { schema: Problem } },
         },
         ...(r.staff && {
@@ -370,11 +474,19 @@ export function createApi(deps: {
           },
         }),
         409: {
-          description: '`replica_too_old`: face admission stopped; `too_many_frames`',
+          description: '`replica_too_old`: face admission stopped; `too_many_frames`; `step_up_used`',
           content: { 'application/json': { schema: Problem } },
         },
+        ...(r.path.startsWith('/step-up') && {
+          410: {
+            description: '`step_up_expired`',
+            content: { 'application/json': { schema: Problem } },
+          },
+        }),
         422: {
-          description: 'the face engine refused the frame (`no_face_detected`, …)',
+          description:
+            'the face engine refused the frame (`no_face_detected`, …); `face_retake`: too poor to judge ' +
+            '(`details.reasons`)',
           content: { 'application/json': { schema: Problem } },
         },
         503: {
@@ -409,8 +521,13 @@ export function createApi(deps: {
     });
     res.end(JSON.stringify(body));
   };
-  const problem = (res: http.ServerResponse, status: number, code: string, detail: string) =>
-    send(res, status, { status, code, detail });
+  const problem = (
+    res: http.ServerResponse,
+    status: number,
+    code: string,
+    detail: string,
+    details?: Record<string, unknown>,
+  ) => send(res, status, { status, code, detail, ...(details && { details }) });
 
   async function readBody(req: http.IncomingMessage): Promise<unknown> {
     const chunks: Buffer[] = [];
@@ -449,7 +566,8 @@ export function createApi(deps: {
       for (const route of routes) {
         const params = match(route.path, url.pathname);
         if (!params || route.method !== method) continue;
-        if (route.staff && !LOOPBACK.has(req.socket.remoteAddress ?? '')) {
+        const local = LOOPBACK.has(req.socket.remoteAddress ?? '');
+        if (route.staff && !local) {
           return problem(res, 403, 'local_only', 'Staff routes answer only on this machine');
         }
         const staffToken = req.headers[STAFF_HEADER] as string | undefined;
@@ -476,14 +594,14 @@ export function createApi(deps: {
         return send(
           res,
           route.status ?? 200,
-          await route.handler({ params, query: query.data, body: body.data, staffToken }),
+          await route.handler({ params, query: query.data, body: body.data, staffToken, local }),
         );
       }
       return problem(res, 404, 'not_found', 'No such route');
     })().catch((error: unknown) => {
       if (error instanceof DoorError) {
         if (error.retryAfterS !== undefined) res.setHeader('retry-after', String(error.retryAfterS));
-        return problem(res, error.status, error.code, error.message);
+        return problem(res, error.status, error.code, error.message, error.details);
       }
       console.error(error);
       if (!res.headersSent) problem(res, 500, 'internal_error', 'See the agent log');

@@ -1,20 +1,25 @@
 // What happens at the door: a face or a QR code in, a decision out, decided from the replica alone
 // (online or not) and written to the durable queue before it is answered.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
 import { SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
 import {
   admission,
   eventDenial,
-  faceVerdict,
+  FACE_LINE_DEFAULTS,
+  faceDecision,
   geofenceStatus,
   isAdmitted,
+  probeQuality,
+  retakeReasons,
   type Decision,
+  type FacePolicy,
 } from '@portico/checkin-policy';
 import { uuidv7 } from './ids.js';
 import { actionPerformed, CHALLENGE_MAX_FRAMES, createChallenges } from './liveness.js';
 import type { Queue } from './queue.js';
 import type { EventReplica, Replica } from './replica.js';
+import type { StepUpFactor, QueuedItem } from './sync-item.js';
 
 export class DoorError extends Error {
   constructor(
@@ -23,21 +28,72 @@ export class DoorError extends Error {
     message: string,
     /** Seconds until a retry can succeed (sent as `Retry-After`). */
     readonly retryAfterS?: number,
+    /** Sent as the problem's `details` (e.g. a retake's reasons). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
 }
 
+/** A decision as the door records it: the policy's, or a failed step-up. */
+type DoorDecision = { outcome: Decision['outcome']; reason: QueuedItem['reason'] };
+
 export interface DoorAnswer {
   checkInId: string;
   outcome: Decision['outcome'];
-  reason: Decision['reason'];
+  reason: QueuedItem['reason'];
   guest: { displayName: string } | null;
   score: number | null;
   threshold: number | null;
   livenessScore: number | null;
   recordedAt: string;
 }
+
+/** Between the two lines: the person proves with a second factor bound to the candidate. */
+export interface StepUpRequired {
+  outcome: 'step_up_required';
+  attemptId: string;
+  /** The factors this device checks offline; never who the candidate is. */
+  factors: StepUpFactor[];
+  expiresAt: string;
+}
+
+/** How a step-up is completed: the candidate's invitation QR code, or staff (PIN, or their session). */
+export type StepUpProof =
+  | { factor: 'qr'; code: string }
+  | { factor: 'staff'; pin?: string | undefined; confirmed?: boolean | undefined };
+
+/** How long a step-up waits for its second factor. */
+export const STEP_UP_TTL_MS = 60_000;
+/** Open step-ups held at most (a kiosk has one at a time): one more drops the oldest. */
+const MAX_OPEN_STEP_UPS = 16;
+const OFFLINE_FACTORS: readonly StepUpFactor[] = ['qr', 'staff'];
+
+/**
+ * The face lines of a replica's policy. A cloud from before the three answers sends only
+ * `matchThreshold`: the refuse line, the quality floor and the factors then take their defaults.
+ */
+function faceLines(
+  policy: NonNullable<EventReplica['policy']>,
+): FacePolicy & { stepUpFactors: StepUpFactor[] } {
+  const p = policy as typeof policy &
+    Partial<{ stepUpThreshold: number; probeQualityMin: number; stepUpFactors: string[] }>;
+  return {
+    matchThreshold: p.matchThreshold,
+    stepUpThreshold: p.stepUpThreshold ?? FACE_LINE_DEFAULTS.stepUpThreshold,
+    probeQualityMin: p.probeQualityMin ?? FACE_LINE_DEFAULTS.probeQualityMin,
+    requireLiveness: p.requireLiveness,
+    livenessThreshold: p.livenessThreshold,
+    stepUpFactors: (p.stepUpFactors ?? OFFLINE_FACTORS).filter((f): f is StepUpFactor =>
+      OFFLINE_FACTORS.includes(f as StepUpFactor),
+    ),
+  };
+}
+
+const qrHashOf = (code: string) =>
+  createHash('sha256')
+    .update(code.trim().split('/').pop() ?? '')
+    .digest('hex');
 
 /** Candidates searched beyond the best, so calibration can reorder close ones. */
 const SEARCH_K = 3;
@@ -99,14 +155,15 @@ export function createDoor(deps: {
   async function record(
     replica: EventReplica & { event: NonNullable<EventReplica['event']> },
     method: SyncItem['method'],
-    decision: Decision,
+    decision: DoorDecision,
     guestId: string | null,
     scores: { score: number | null; threshold: number | null; livenessScore: number | null },
     frame?: string,
+    stepUpFactor?: StepUpFactor,
   ): Promise<DoorAnswer> {
     const at = deps.now();
     const guest = guestId ? replica.guests.get(guestId) : undefined;
-    const item: SyncItem = {
+    const item: QueuedItem = {
       clientId: uuidv7(at),
       eventId: replica.event.id,
       ...(guest && { guestId: guest.guestId }),
@@ -118,6 +175,7 @@ export function createDoor(deps: {
       score: scores.score,
       livenessScore: scores.livenessScore,
       ...(frame !== undefined && { frame }),
+      ...(stepUpFactor && { stepUpFactor }),
     };
     // Durable before anyone hears the answer.
     await deps.queue.add(item, at);
@@ -132,6 +190,35 @@ export function createDoor(deps: {
       guest: guest && decision.outcome !== 'denied' ? { displayName: firstName(guest.name) } : null,
       ...scores,
       recordedAt: item.recordedAt,
+    };
+  }
+
+  /** Step-ups waiting for their second factor, by attempt id (in memory: a restart forgets them). */
+  const stepUps = new Map<
+    string,
+    {
+      token: string;
+      guestId: string;
+      expiresAt: number;
+      used: boolean;
+      factors: StepUpFactor[];
+      scores: { score: number | null; threshold: number | null; livenessScore: number | null };
+      frame: string | undefined;
+    }
+  >();
+  function openStepUp(entry: Parameters<(typeof stepUps)['set']>[1]): StepUpRequired {
+    for (const [id, s] of stepUps) if (s.expiresAt + STEP_UP_TTL_MS <= deps.now()) stepUps.delete(id);
+    for (const id of stepUps.keys()) {
+      if (stepUps.size < MAX_OPEN_STEP_UPS) break;
+      stepUps.delete(id);
+    }
+    const attemptId = randomBytes(16).toString('base64url');
+    stepUps.set(attemptId, entry);
+    return {
+      outcome: 'step_up_required',
+      attemptId,
+      factors: entry.factors,
+      expiresAt: new Date(entry.expiresAt).toISOString(),
     };
   }
 
@@ -239,33 +326,105 @@ export function createDoor(deps: {
         throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);
       const hits = replica.index.calibrate(embedding, replica.index.search(embedding, SEARCH_K));
       const best = hits[0];
-      const verdict = active ? faceVerdict(policy, best, livenessScore) : 'liveness_failed';
-      const guest = verdict === 'recognised' ? replica.guests.get(best!.id) : undefined;
+      const lines = faceLines(policy);
+      let answer = faceDecision(lines, main, best, livenessScore);
+      // The challenge's action is judged after the frame's quality: a poor frame is retaken first.
+      if (!active && answer !== 'retake') answer = 'liveness_failed';
+      if (answer === 'retake') {
+        const reasons = retakeReasons(main, lines.probeQualityMin);
+        const quality = round(probeQuality(main));
+        throw new DoorError(
+          422,
+          'face_retake',
+          `The picture is too poor to decide on (quality ${quality}): ${reasons.join(', ')}`,
+          undefined,
+          { reasons, quality },
+        );
+      }
+      const candidate = best ? replica.guests.get(best.id) : undefined;
+      const scores = {
+        score: best ? round(best.score) : null,
+        threshold: answer === 'liveness_failed' ? null : policy.matchThreshold,
+        livenessScore,
+      };
+      const frame = uploadedFrame(policy, mainFrame);
+      // Between the lines, with a factor this device can check: the person proves who they are.
+      if (answer === 'step_up' && candidate && lines.stepUpFactors.length > 0) {
+        return openStepUp({
+          token,
+          guestId: candidate.guestId,
+          expiresAt: deps.now() + STEP_UP_TTL_MS,
+          used: false,
+          factors: lines.stepUpFactors,
+          scores,
+          frame,
+        });
+      }
+      const guest = answer === 'accept' ? candidate : undefined;
       const decision: Decision =
-        verdict === 'liveness_failed'
+        answer === 'liveness_failed'
           ? { outcome: 'liveness_failed', reason: null }
           : guest
             ? eventDecision(replica, 'facial', guest)
             : { outcome: 'denied', reason: 'not_recognised' };
+      return record(replica, 'facial', decision, guest?.guestId ?? null, scores, frame);
+    },
+
+    /**
+     * Completes a step-up, once, within STEP_UP_TTL_MS: the candidate's own invitation QR code, or staff
+     * (`confirmStaff` throws unless the PIN or the staff session is right; a wrong PIN leaves the
+     * attempt open, counted towards the staff lock-out). The right factor admits under the event's
+     * rules, as an accepted face would, recorded with `stepUpFactor`; another guest's QR code, or staff
+     * saying no, is a denial `step_up_failed`. Unknown 404, expired 410, used 409.
+     */
+    async completeStepUp(attemptId: string, proof: StepUpProof, confirmStaff: () => void) {
+      const attempt = stepUps.get(attemptId);
+      if (!attempt) throw new DoorError(404, 'unknown_attempt', 'No such step-up on this device');
+      if (attempt.used) throw new DoorError(409, 'step_up_used', 'This step-up has already been completed');
+      if (attempt.expiresAt <= deps.now()) {
+        throw new DoorError(410, 'step_up_expired', 'This step-up has expired: check in again');
+      }
+      if (!attempt.factors.includes(proof.factor)) {
+        throw new DoorError(400, 'factor_not_allowed', `This step-up takes ${attempt.factors.join(' or ')}`);
+      }
+      if (proof.factor === 'staff') confirmStaff();
+      attempt.used = true;
+      const replica = replicaOf(attempt.token);
+      const guest = replica.guests.get(attempt.guestId);
+      const proven =
+        guest !== undefined &&
+        (proof.factor === 'qr' ? qrHashOf(proof.code) === guest.qrHash : proof.confirmed !== false);
+      const decision: DoorDecision = proven
+        ? eventDecision(replica, 'facial', guest)
+        : { outcome: 'denied', reason: 'step_up_failed' };
       return record(
         replica,
         'facial',
         decision,
-        guest?.guestId ?? null,
-        {
-          score: best ? round(best.score) : null,
-          threshold: verdict === 'liveness_failed' ? null : policy.matchThreshold,
-          livenessScore,
-        },
-        uploadedFrame(policy, mainFrame),
+        attempt.guestId,
+        attempt.scores,
+        attempt.frame,
+        proof.factor,
       );
+    },
+
+    /** The candidate of an open step-up, for staff to check against a document (staff session only). */
+    stepUpCandidate(attemptId: string): { name: string; expiresAt: string } {
+      const attempt = stepUps.get(attemptId);
+      if (!attempt) throw new DoorError(404, 'unknown_attempt', 'No such step-up on this device');
+      if (attempt.used) throw new DoorError(409, 'step_up_used', 'This step-up has already been completed');
+      if (attempt.expiresAt <= deps.now()) {
+        throw new DoorError(410, 'step_up_expired', 'This step-up has expired: check in again');
+      }
+      const guest = deps.replica.get(attempt.token)?.guests.get(attempt.guestId);
+      if (!guest) throw new DoorError(404, 'unknown_guest', "No such guest on this event's list");
+      return { name: guest.name, expiresAt: new Date(attempt.expiresAt).toISOString() };
     },
 
     /** By the QR code of an invitation (its link token, or the whole link), checked against the replica. */
     async qr(token: string, code: string) {
       const replica = replicaOf(token);
-      const linkToken = code.trim().split('/').pop() ?? '';
-      const guestId = replica.byQr.get(createHash('sha256').update(linkToken).digest('hex'));
+      const guestId = replica.byQr.get(qrHashOf(code));
       const guest = guestId ? replica.guests.get(guestId) : undefined;
       const decision: Decision = guest
         ? eventDecision(replica, 'qr', guest)

@@ -1,9 +1,9 @@
 // The durable queue of decisions: each is written (sealed) before the kiosk hears the answer, and
 // removed only once the cloud has answered for it. Re-sending after a crash is safe: the cloud
 // deduplicates by the item's client id.
-import type { SyncItem } from '@portico/contract';
 import type { Sealer } from './sealed.js';
 import type { AgentDatabase } from './store.js';
+import type { QueuedItem } from './sync-item.js';
 
 const CONTEXT = 'agent-queue';
 
@@ -16,7 +16,7 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
     count = counted().then((n) => n + by);
   };
   return {
-    async add(item: SyncItem, at: number) {
+    async add(item: QueuedItem, at: number) {
       const sealed = sealer.seal(Buffer.from(JSON.stringify(item)), `${CONTEXT}:${item.clientId}`);
       await counted();
       await db.queue.insert({ id: item.clientId, item: sealed, createdAt: at });
@@ -24,10 +24,10 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
     },
 
     /** The oldest items, at most `n`. */
-    async oldest(n: number): Promise<SyncItem[]> {
+    async oldest(n: number): Promise<QueuedItem[]> {
       const docs = await db.queue.find({ sort: [{ createdAt: 'asc' }], limit: n }).exec();
       return docs.map(
-        (d) => JSON.parse(sealer.open(d.item, `${CONTEXT}:${d.id}`).toString('utf8')) as SyncItem,
+        (d) => JSON.parse(sealer.open(d.item, `${CONTEXT}:${d.id}`).toString('utf8')) as QueuedItem,
       );
     },
 

@@ -45,35 +45,45 @@ export function createStaff(options: {
     return w;
   };
 
-  return {
-    /** Opens a session with the PIN. */
-    open(pin: string): { token: string; idleTimeoutS: number } {
-      if (!options.pinHash) {
-        throw new DoorError(503, 'staff_pin_not_set', 'No staff PIN is set on this device (STAFF_PIN_HASH)');
-      }
-      const wait = lockedUntil - now();
-      if (wait > 0) {
-        const s = Math.ceil(wait / 1000);
+  /**
+   * Throws unless `pin` is the staff PIN, counting wrong PINs towards the lock-out: the one check of
+   * a PIN, for a session as for a staff confirmation at a step-up.
+   */
+  function verify(pin: string): void {
+    if (!options.pinHash) {
+      throw new DoorError(503, 'staff_pin_not_set', 'No staff PIN is set on this device (STAFF_PIN_HASH)');
+    }
+    const wait = lockedUntil - now();
+    if (wait > 0) {
+      const s = Math.ceil(wait / 1000);
+      throw new DoorError(429, 'staff_locked', `Too many wrong PINs: try again in ${s} s`, s);
+    }
+    if (!PIN_PATTERN.test(pin) || !pinMatches(pin, options.pinHash)) {
+      failures++;
+      if (failures >= options.maxAttempts) {
+        const lockMs = Math.min(MAX_LOCKOUT_MS, options.lockoutMs * 2 ** lockouts);
+        lockouts++;
+        failures = 0;
+        lockedUntil = now() + lockMs;
+        const s = Math.ceil(lockMs / 1000);
         throw new DoorError(429, 'staff_locked', `Too many wrong PINs: try again in ${s} s`, s);
       }
-      if (!PIN_PATTERN.test(pin) || !pinMatches(pin, options.pinHash)) {
-        failures++;
-        if (failures >= options.maxAttempts) {
-          const lockMs = Math.min(MAX_LOCKOUT_MS, options.lockoutMs * 2 ** lockouts);
-          lockouts++;
-          failures = 0;
-          lockedUntil = now() + lockMs;
-          const s = Math.ceil(lockMs / 1000);
-          throw new DoorError(429, 'staff_locked', `Too many wrong PINs: try again in ${s} s`, s);
-        }
-        throw new DoorError(
-          401,
-          'wrong_pin',
-          `Wrong PIN: ${options.maxAttempts - failures} attempt(s) left before a lock-out`,
-        );
-      }
-      failures = 0;
-      lockouts = 0;
+      throw new DoorError(
+        401,
+        'wrong_pin',
+        `Wrong PIN: ${options.maxAttempts - failures} attempt(s) left before a lock-out`,
+      );
+    }
+    failures = 0;
+    lockouts = 0;
+  }
+
+  return {
+    verify,
+
+    /** Opens a session with the PIN. */
+    open(pin: string): { token: string; idleTimeoutS: number } {
+      verify(pin);
       const token = randomBytes(32).toString('base64url');
       sessions.set(tokenKey(token), now());
       return { token, idleTimeoutS: Math.round(options.sessionMs / 1000) };

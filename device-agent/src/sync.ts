@@ -7,6 +7,7 @@ import { createPortico } from '@portico/sdk';
 import type { AgentConfig } from './config.js';
 import type { Queue } from './queue.js';
 import type { Replica } from './replica.js';
+import { wireItem } from './sync-item.js';
 
 export interface SyncState {
   online: boolean;
@@ -86,7 +87,7 @@ export function createSync(deps: {
       const queueLength = Math.max(0, (await queue.length()) - items.length);
       const { results } = await call(
         '/v1/sync/batch',
-        portico.api.POST('/v1/sync/batch', { body: { items, queueLength } }),
+        portico.api.POST('/v1/sync/batch', { body: { items: items.map(wireItem), queueLength } }),
       );
       // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one
       // would be rejected again (the cloud keeps no partial state for it).
@@ -102,10 +103,12 @@ export function createSync(deps: {
     let cursor: string | null = null;
     do {
       const query = { limit: 2000, ...(cursor ? { cursor } : since && { since }) };
-      const page: ReplicaPage = await call(
+      // The contract's type: the SDK's generated one may lag behind it (fields the replica reads
+      // defensively, door.ts faceLines).
+      const page = (await call(
         `/v1/sync/events/${token}/replica`,
         portico.api.GET('/v1/sync/events/{token}/replica', { params: { path: { token }, query } }),
-      );
+      )) as ReplicaPage;
       cursor = page.nextCursor;
       await replica.apply(token, page, cursor === null, deps.now());
     } while (cursor);

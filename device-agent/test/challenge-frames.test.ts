@@ -38,6 +38,9 @@ describe('challenge frames streamed to the agent', () => {
         const pose = { yaw: 0, pitch: 0, roll: 0 };
         return {
           embeddings: { [EMBEDDING_MODEL_ID]: vector },
+          // A clear picture: these frames are about order and liveness, never retaken.
+          quality: 1,
+          qualityFactors: { detector: 1, size: 1, sharpness: 1, exposure: 1, pose: 1 },
           pose,
           liveness: { score: Number(score), eyes: { leftOpen: open, rightOpen: open }, pose },
         };

@@ -81,7 +81,12 @@ describe('check-in frames in sync items', () => {
   let dataDir: string;
   // Recognises everyone as the enrolled guest: this test is about what leaves the device.
   const face = {
-    probe: async () => ({ embeddings: { [EMBEDDING_MODEL_ID]: vector }, liveness: null }),
+    probe: async () => ({
+      embeddings: { [EMBEDDING_MODEL_ID]: vector },
+      liveness: null,
+      quality: 1,
+      qualityFactors: { detector: 1, size: 1, sharpness: 1, exposure: 1, pose: 1 },
+    }),
     close: async () => undefined,
   } as unknown as FaceEngine;
 

@@ -12,14 +12,15 @@ import { createSealer } from '../src/sealed.js';
 import { openStore } from '../src/store.js';
 import { openTemplateStore } from '../src/templates.js';
 
-const policy: Page['policy'] = {
+// A policy as a cloud from before the three answers sends it (only the accept line).
+const policy = {
   tenantId: 't',
   modelId: EMBEDDING_MODEL_ID,
   matchThreshold: 0.57,
   requireLiveness: false,
   livenessThreshold: 0.5,
   syncCheckinImages: false,
-};
+} as Page['policy'];
 const event: Page['event'] = {
   id: 'e',
   name: 'Gala',

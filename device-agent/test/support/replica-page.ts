@@ -22,15 +22,20 @@ export function replicaGuest(n: number, name: string, embedding: Float32Array | 
 export function replicaPage(items: Page['items'], policy: Partial<Page['policy']> = {}): Page {
   return {
     event: { id: 'e1', name: 'Gala', status: 'open', checkinMethods: [], capacity: null, geofence: null },
+    // Asserted: the lines below the accept line came with the three answers (issue 22); an older
+    // cloud's page is the same without them.
     policy: {
       tenantId: 't1',
       modelId: EMBEDDING_MODEL_ID,
       matchThreshold: 0.57,
+      stepUpThreshold: 0.4,
+      probeQualityMin: 0.4,
+      stepUpFactors: ['qr', 'staff'],
       requireLiveness: true,
       livenessThreshold: 0.5,
       syncCheckinImages: false,
       ...policy,
-    },
+    } as Page['policy'],
     items,
     removed: [],
     revokedPersons: [],
