@@ -1710,7 +1710,7 @@ export interface paths {
     };
     /**
      * The tenant’s MQTT topics and the broker
-     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The topic prefix of the tenant, each event with its topic, and the broker URL the service uses (`MQTT_URL`, or the embedded broker, which has no authentication: keep it on a private network), and `wsUrl`, where browsers reach it over WebSocket: `MQTT_WS_URL` when set, else the embedded broker’s WebSocket listener (`MQTT_WS_PORT`), else null.
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The topic prefix of the tenant, each event with its topic, the broker URL the service uses (`MQTT_URL`, or the embedded broker), `wsUrl`, where browsers reach it over WebSocket (`MQTT_WS_URL` when set, else the embedded broker’s WebSocket listener, `MQTT_WS_PORT`, else null), and, for the embedded broker, a short-lived bus token bound to the tenant: the embedded broker admits no anonymous client, a tenant’s credential may only subscribe under its own `topicPrefix`, and only the service publishes. WebSocket upgrades are accepted from `MQTT_WS_ALLOWED_ORIGINS` only.
      */
     get: operations['adminBusInfo'];
     put?: never;
@@ -1993,7 +1993,7 @@ export interface components {
       key: string;
     };
     /**
-     * @description `persons:read` list and read persons; `persons:write` create, change, import, delete and anonymise persons, enroll faces, send enrollment links; `checkin` identify, QR tokens and QR check-in; `tenant:read` read the tenant and its settings; `tenant:write` change them; `events:read` list and read events and their guests; `events:write` create, change, delete events and guests, import and invite. A key issued without `scopes` holds every scope. Routes that take API keys and name no scope need a key with every scope.
+     * @description `persons:read` list and read persons; `persons:write` create, change, import, delete and anonymise persons, enroll faces, send enrollment links; `checkin` identify, QR tokens and QR check-in; `tenant:read` read the tenant and its settings; `tenant:write` change them; `events:read` list and read events and their guests; `events:write` create, change, delete events and guests, import and invite; `bus:subscribe` connect to the message bus (username: the tenant id, password: the key) and read the tenant’s topics. A key issued without `scopes` holds every scope. Routes that take API keys and name no scope need a key with every scope.
      * @enum {string}
      */
     ApiScope:
@@ -2003,7 +2003,8 @@ export interface components {
       | 'tenant:read'
       | 'tenant:write'
       | 'events:read'
-      | 'events:write';
+      | 'events:write'
+      | 'bus:subscribe';
     ApiKey: {
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       id: string;
@@ -3914,6 +3915,18 @@ export interface components {
       wsUrl: string | null;
       /** @description The broker is the one embedded in the service (MQTT over TCP and, unless turned off, WebSocket). */
       embedded: boolean;
+      /** @description Credentials for the embedded broker (MQTT and WebSocket); null with an external broker (`MQTT_URL`), whose own accounts and ACLs decide who connects. */
+      credentials: {
+        /** @description The tenant id: every tenant credential connects with it. */
+        username: string;
+        /** @description A bus token: a JWT the embedded broker accepts until `expiresAt` and for this tenant only, then closes the connection (fetch a fresh one to reconnect). It may subscribe under `topicPrefix` and nothing else, and never publish. Servers use an API key with the `bus:subscribe` scope instead. */
+        password: string;
+        /**
+         * Format: date-time
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        expiresAt: string;
+      } | null;
     };
     AdminFaceQuality: {
       faceDetected: boolean;
