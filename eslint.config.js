@@ -34,6 +34,7 @@ export default tseslint.config(
           'sessionStorage',
           'confirm',
           'FileReader',
+          'createImageBitmap',
           'Intl',
           'URLSearchParams',
         ].map((g) => [g, 'readonly']),
