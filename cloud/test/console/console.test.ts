@@ -1,10 +1,12 @@
 // The tenant admin console (/console) driven in real Chromium against the real cloud: sign-in with a
-// TOTP code, an event created and its guests imported from a file, a person enrolled from a real photo
-// (file and fake webcam) with the quality shown first, a check-in made through the API appearing live,
+// TOTP code, an event created and its guests imported from a file, persons enrolled from real photos
+// (three guided fake-webcam photos, one-photo fallback, one to three files, a refusal naming the photos)
+// with each photo's quality shown first, a check-in made through the API appearing live,
 // an API key shown once, the webhook URL with a test delivery in the log, and every page in English and
 // Brazilian Portuguese on a laptop and a tablet screen. Screenshots go to test/console/screenshots/
 // (rewritten only with UPDATE_SCREENSHOTS=1, otherwise to a scratch folder).
 import { randomUUID } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +15,15 @@ import { type Browser, type Page } from 'playwright-core';
 import { cameraOf, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { cleanPhotos, HAS_MODELS, sharedFaceEngine, type Photo } from '../support/faces.js';
+import {
+  cleanPhotos,
+  HAS_LABELLED,
+  HAS_MODELS,
+  LABELLED_DIR,
+  LABELLED_SKIP_REASON,
+  sharedFaceEngine,
+  type Photo,
+} from '../support/faces.js';
 import { bearer, loggedInUser, newTenant, PASSWORD, totpCodes } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -59,6 +69,35 @@ async function signIn(p: Page) {
 }
 
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
+
+/** The fake webcam is playing once the video element knows its frame size. */
+const webcamPlaying = (p: Page) =>
+  expect
+    .poll(() => p.locator('#webcam').evaluate((v: { videoWidth: number }) => v.videoWidth))
+    .toBeGreaterThan(0);
+
+/** Clicks Save and answers the service's reply to the enrollment call at `path`. */
+async function saveAndRead(
+  p: Page,
+  route: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const [response] = await Promise.all([
+    p.waitForResponse((r) => new URL(r.url()).pathname === route && r.request().method() === 'POST', {
+      timeout: 30_000,
+    }),
+    p.click('#save-person'),
+  ]);
+  return { status: response.status(), body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The first `count` photos (sorted) of a labelled identity folder of ../shared/faces, as paths. */
+function labelledPhotos(rel: string, count: number): string[] {
+  return readdirSync(path.join(LABELLED_DIR, rel))
+    .filter((f) => /\.(jpe?g|png)$/i.test(f))
+    .sort()
+    .slice(0, count)
+    .map((f) => path.join(LABELLED_DIR, rel, f));
+}
 
 describe.skipIf(!canRun)('admin console in Chromium', () => {
   beforeAll(async () => {
@@ -212,40 +251,73 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     expect(await page.locator('#attendance').innerText()).toContain('Capacity: 150');
   });
 
-  it('enrolls a person from a real photo, showing its quality before saving', async () => {
+  it('enrolls a person from one uploaded photo (the one-photo path), showing its quality before saving', async () => {
     await go(page, 'persons');
     await page.click('#new-person');
     await page.fill('#person-name', 'Ana Souza');
     await page.fill('#person-document', 'AS-1');
     await page.fill('#person-email', 'ana@example.com');
+    expect(await page.locator('#photos-help').innerText()).toMatch(
+      /Three photos from slightly different angles .* recognise the person more reliably than one/,
+    );
     await page.setInputFiles('#photo-file', path.join(scratch, 'face.jpg'));
-    await page.locator('#quality').waitFor({ timeout: 30_000 });
-    expect(await page.locator('#quality').innerText()).toMatch(/Quality: 0\.\d\d .*Good enough to enroll/);
+    await page.locator('#quality-1[role=status]').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#quality-1').innerText()).toMatch(/Quality: 0\.\d\d .*Good enough to enroll/);
     await shot(page, 'person-new-en');
-    await page.click('#save-person');
+    const answer = await saveAndRead(page, '/v1/onboarding');
+    expect(answer.body).toMatchObject({ photos: 1 });
     await expect.poll(() => page.locator('#persons').innerText(), { timeout: 30_000 }).toContain('Ana Souza');
 
     const listed = await app.request('GET', '/v1/persons?q=Ana', { headers: org.headers });
     expect(listed.body.items[0]).toMatchObject({ name: 'Ana Souza', enrolled: true });
   });
 
-  it('enrolls a person from the webcam (a fake camera showing a real photo)', async () => {
+  it('enrolls a person from three guided webcam photos (straight, slightly left, slightly right), each with its quality and a retake: the template is made from 3', async () => {
     await page.click('#new-person');
     await page.fill('#person-name', 'Bruno Lima');
     await page.fill('#person-document', 'BL-2');
     await page.click('#use-webcam');
-    await expect
-      .poll(() => page.locator('#webcam').evaluate((v: { videoWidth: number }) => v.videoWidth))
-      .toBeGreaterThan(0);
+    await webcamPlaying(page);
+    for (const [i, [counter, instruction]] of [
+      ['Photo 1 of 3', /^Ask the person to look straight at the camera/],
+      ['Photo 2 of 3', /^Ask the person to turn their head slightly to their left/],
+      ['Photo 3 of 3', /^Ask the person to turn their head slightly to their right/],
+    ].entries()) {
+      expect(await page.locator('#step').innerText()).toBe(counter);
+      expect(await page.locator('#instruction').innerText()).toMatch(instruction as RegExp);
+      // Saving waits until the set is complete.
+      expect(await page.locator('#save-person').isDisabled()).toBe(true);
+      if (i === 1) await shot(page, 'person-webcam-step-2-en');
+      await page.click('#take-photo');
+      await expect.poll(() => page.locator('#photos li').count()).toBe(i + 1);
+    }
+    expect(await page.isVisible('#webcam')).toBe(false);
+    await page.click('#retake-3');
+    await webcamPlaying(page);
+    expect(await page.locator('#step').innerText()).toBe('Photo 3 of 3');
     await page.click('#take-photo');
-    await page.locator('#quality').waitFor({ timeout: 30_000 });
-    expect(await page.locator('#quality').innerText()).toContain('Good enough to enroll');
-    await page.click('#save-person');
+    for (const n of [1, 2, 3]) {
+      await page.locator(`#quality-${n}[role=status]`).waitFor({ timeout: 30_000 });
+      expect(await page.locator(`#quality-${n}`).innerText()).toContain('Good enough to enroll');
+    }
+    expect(await page.locator('#photos').innerText()).toMatch(
+      /1 · straight[\s\S]*2 · slightly left[\s\S]*3 · slightly right/,
+    );
+    expect(await page.locator('#save-person').innerText()).toBe('Save and enroll the face (3 photos)');
+    await shot(page, 'person-three-photos-en');
+    const answer = await saveAndRead(page, '/v1/onboarding');
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    expect(answer.body).toMatchObject({ photos: 3 });
     await expect
       .poll(() => page.locator('#persons').innerText(), { timeout: 30_000 })
       .toContain('Bruno Lima');
     const listed = await app.request('GET', '/v1/persons?q=Bruno', { headers: org.headers });
     expect(listed.body.items[0]).toMatchObject({ enrolled: true });
+    expect(
+      await app.deps.db.prisma.biometricImage.count({
+        where: { personId: listed.body.items[0].id, kind: 'enrollment' },
+      }),
+    ).toBe(3);
     await page
       .locator('#persons tr', { hasText: 'Ana Souza' })
       .getByRole('button', { name: 'QR code' })
@@ -253,6 +325,52 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await page.locator('img.qr').waitFor();
     await shot(page, 'persons-en');
   });
+
+  it('re-enrolls from the webcam with "use one photo instead": one photo is sent', async () => {
+    await page
+      .locator('#persons tr', { hasText: 'Bruno Lima' })
+      .getByRole('button', { name: 'Edit' })
+      .click();
+    await page.click('#use-webcam');
+    await webcamPlaying(page);
+    await page.click('#one-photo');
+    expect(await page.locator('#step').innerText()).toBe('Photo 1 of 1');
+    await page.click('#take-photo');
+    expect(await page.locator('#photos li').count()).toBe(1);
+    expect(await page.locator('#save-person').innerText()).toBe('Save and enroll the face');
+    const answer = await saveAndRead(page, '/v1/public/onboarding/enroll');
+    expect(answer.body).toMatchObject({ enrolled: true, photos: 1 });
+    await page.locator('#save-person').waitFor({ state: 'detached', timeout: 30_000 });
+  });
+
+  it.skipIf(HAS_LABELLED)(`enrolls from three uploaded photos: ${LABELLED_SKIP_REASON}`, () => {});
+  it.skipIf(!HAS_LABELLED)(
+    'names the photos the service refused (photos 1 and 2 of different people), then enrolls three uploaded photos of one person',
+    async () => {
+      const same = labelledPhotos('johns/John_Salley', 3);
+      await page.click('#new-person');
+      await page.fill('#person-name', 'Eva Três');
+      await page.fill('#person-document', 'ET-5');
+      await page.setInputFiles('#photo-file', [labelledPhotos('bbt/penny', 1)[0]!, same[1]!]);
+      await page.locator('#quality-2[role=status]').waitFor({ timeout: 30_000 });
+      const differ = await saveAndRead(page, '/v1/onboarding');
+      expect(differ.body).toMatchObject({ code: 'photos_differ', photos: [0, 1] });
+      await page.getByText('Photos 1 and 2 do not seem to show the same person').waitFor();
+      expect(await page.locator('#photos li.refused').count()).toBe(2);
+      await shot(page, 'person-photos-differ-en');
+
+      await page.setInputFiles('#photo-file', same);
+      await expect.poll(() => page.locator('#photos li.refused').count()).toBe(0);
+      await page.locator('#quality-3[role=status]').waitFor({ timeout: 30_000 });
+      const answer = await saveAndRead(page, '/v1/onboarding');
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+      expect(answer.body).toMatchObject({ photos: 3 });
+      await expect
+        .poll(() => page.locator('#persons').innerText(), { timeout: 30_000 })
+        .toContain('Eva Três');
+    },
+    60_000,
+  );
 
   it('imports persons from a CSV file with the failed rows listed, edits one and mails its enrollment link', async () => {
     const csv = path.join(scratch, 'persons.csv');
@@ -285,8 +403,8 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     const davi = page.locator('#persons tr', { hasText: 'Davi Rocha' });
     await davi.getByRole('button', { name: 'Edit' }).click();
     await page.setInputFiles('#photo-file', path.join(scratch, 'third.jpg'));
-    await page.locator('#quality').waitFor({ timeout: 30_000 });
-    expect(await page.locator('#quality').innerText()).toContain('Good enough to enroll');
+    await page.locator('#quality-1[role=status]').waitFor({ timeout: 30_000 });
+    expect(await page.locator('#quality-1').innerText()).toContain('Good enough to enroll');
     await page.click('#save-person');
     await page.locator('#save-person').waitFor({ state: 'detached', timeout: 30_000 });
     const listed = await app.request('GET', '/v1/persons?q=Davi', { headers: org.headers });
@@ -498,6 +616,32 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await pt.selectOption('#language', 'en');
     expect(await pt.locator('main h1').first().innerText()).toBe('Events and guests');
     second = pt;
+  }, 60_000);
+
+  it('guides the three webcam photos in Brazilian Portuguese', async () => {
+    const pt = second;
+    await pt.selectOption('#language', 'pt-BR');
+    await go(pt, 'persons');
+    await pt.click('#new-person');
+    expect(await pt.locator('#photos-help').innerText()).toMatch(/Três fotos de ângulos um pouco diferentes/);
+    await pt.click('#use-webcam');
+    await webcamPlaying(pt);
+    for (const [i, [counter, instruction]] of [
+      ['Foto 1 de 3', /^Peça à pessoa que olhe de frente para a câmera/],
+      ['Foto 2 de 3', /^Peça à pessoa que vire a cabeça levemente para a esquerda dela/],
+      ['Foto 3 de 3', /^Peça à pessoa que vire a cabeça levemente para a direita dela/],
+    ].entries()) {
+      expect(await pt.locator('#step').innerText()).toBe(counter);
+      expect(await pt.locator('#instruction').innerText()).toMatch(instruction as RegExp);
+      if (i === 1) await shot(pt, 'person-webcam-step-2-pt-BR');
+      await pt.click('#take-photo');
+    }
+    for (const n of [1, 2, 3]) await pt.locator(`#quality-${n}[role=status]`).waitFor({ timeout: 30_000 });
+    expect(await pt.locator('#save-person').innerText()).toBe('Salvar e cadastrar o rosto (3 fotos)');
+    await shot(pt, 'person-three-photos-pt-BR');
+    // Not saved: this face is Bruno's already. The last test expects the English console.
+    await pt.getByRole('button', { name: 'Cancelar' }).click();
+    await pt.selectOption('#language', 'en');
   }, 60_000);
 
   it('is readable on a tablet and usable from the keyboard', async () => {

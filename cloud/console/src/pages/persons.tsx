@@ -1,13 +1,12 @@
-// Persons: search, create or edit (with an enrollment photo from a file or the webcam, its quality
-// shown first), import a CSV file, send the enrollment link, show the identity's QR code, anonymise or
+// Persons: search, create or edit (enrolling the face from three guided webcam photos by default, or one
+// to three files, each photo's quality shown first), import a CSV file, send the enrollment link, show the identity's QR code, anonymise or
 // delete after a confirmation that says what is erased.
-import type { AdminFaceQuality } from '@portico/contract';
 import type { Person } from '@portico/contract';
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { parseCsv } from '../csv.js';
 import { t, when } from '../i18n.js';
-import { PhotoPicker } from '../photo.js';
+import { enrollmentRefusal, PhotoPicker } from '../photo.js';
 import type { Session } from '../session.js';
 import {
   Badge,
@@ -29,11 +28,24 @@ const FIELDS = ['name', 'document', 'externalId', 'email', 'phone', 'birthDate']
 function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; onDone: () => void }) {
   const { session, editing } = props;
   const person = editing.mode === 'edit' ? editing.person : null;
-  const [photo, setPhoto] = useState<{ dataUrl: string | null; quality: AdminFaceQuality | null }>({
-    dataUrl: null,
-    quality: null,
-  });
+  /** The photos to enroll; null while the webcam is still taking them (saving waits). */
+  const [taken, setTaken] = useState<string[] | null>([]);
+  const photos = taken ?? [];
+  const [refused, setRefused] = useState<number[]>([]);
   const save = useAction();
+
+  /** An enrollment call: a refusal of its photos becomes a sentence naming them, and marks them. */
+  const enroll = async (call: () => Promise<unknown>) => {
+    setRefused([]);
+    try {
+      await call();
+    } catch (err) {
+      const refusal = enrollmentRefusal(err, photos.length);
+      if (!refusal) throw err;
+      setRefused(refusal.photos);
+      throw new Error(refusal.message);
+    }
+  };
 
   const submit = (e: Event) => {
     e.preventDefault();
@@ -52,19 +64,23 @@ function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; 
           birthDate: optional('birthDate'),
         };
         ok(await session.api.PATCH('/v1/persons/{id}', { params: { path: { id: person.id } }, body }));
-        // A photo taken here enrolls (or re-enrolls) this person's face.
-        if (photo.dataUrl)
-          ok(
-            await session.api.POST('/v1/public/onboarding/enroll', {
-              body: { personId: person.id, frame: photo.dataUrl },
-            }),
+        // Photos taken here enroll (or re-enroll) this person's face.
+        if (photos.length)
+          await enroll(async () =>
+            ok(
+              await session.api.POST('/v1/public/onboarding/enroll', {
+                body: { personId: person.id, frames: photos },
+              }),
+            ),
           );
       } else {
         const fields = Object.fromEntries(
           FIELDS.flatMap((k) => (value(k) ? [[k, value(k)]] : [])),
         ) as Schemas['CreatePersonRequest'];
-        if (photo.dataUrl)
-          ok(await session.api.POST('/v1/onboarding', { body: { ...fields, frame: photo.dataUrl } }));
+        if (photos.length)
+          await enroll(async () =>
+            ok(await session.api.POST('/v1/onboarding', { body: { ...fields, frames: photos } })),
+          );
         else ok(await session.api.POST('/v1/persons', { body: fields }));
       }
       props.onDone();
@@ -99,11 +115,22 @@ function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; 
             <input {...common('externalId')} />
           </Field>
         </div>
-        <PhotoPicker session={session} onPhoto={(dataUrl, quality) => setPhoto({ dataUrl, quality })} />
+        <PhotoPicker
+          session={session}
+          onPhotos={(list) => {
+            setTaken(list);
+            setRefused([]);
+          }}
+          refused={refused}
+        />
         <ErrorNote error={save.error} />
         <div class="row">
-          <button type="submit" id="save-person" aria-busy={save.busy}>
-            {photo.dataUrl ? t('saveAndEnroll') : t('save')}
+          <button type="submit" id="save-person" aria-busy={save.busy} disabled={taken === null}>
+            {photos.length > 1
+              ? t('saveAndEnrollN', { count: photos.length })
+              : photos.length
+                ? t('saveAndEnroll')
+                : t('save')}
           </button>
           <button type="button" class="secondary" onClick={props.onDone}>
             {t('cancel')}
