@@ -127,7 +127,8 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     for (const [i, [counter, instruction]] of steps.entries()) {
       expect(await page.locator('#step').innerText()).toBe(counter);
       expect(await page.locator('#instruction').innerText()).toMatch(instruction);
-      expect(await page.locator('#submit').isDisabled()).toBe(true);
+      // Nothing to send until the set is complete.
+      expect(await page.isVisible('#submit')).toBe(false);
       if (shots[i]) await shot(page, shots[i]);
       await page.click('#take-photo');
       await expect.poll(() => page.locator('#thumbs li').count()).toBe(i + 1);
@@ -190,6 +191,8 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     expect(await page.locator('#result').innerText()).toMatch(
       /Your face is registered from 3 photos \(quality 0\.\d\d\)/,
     );
+    // Done: no camera or file buttons left to press.
+    expect(await page.isVisible('#use-camera')).toBe(false);
     await shot(page, 'enroll-done-en');
     await page.context().close();
     const person = await app.deps.db.prisma.person.findUniqueOrThrow({ where: { id: org.personId } });

@@ -66,6 +66,14 @@ const fileInput = el('input', {
   onchange: () => void useFiles([...(fileInput.files ?? [])]),
 });
 
+const sources = el(
+  'div',
+  { class: 'row', id: 'sources' },
+  el('button', { id: 'use-camera', onclick: () => startCamera() }, t('useCamera')),
+  el('button', { class: 'secondary', id: 'choose-file', onclick: () => fileInput.click() }, t('chooseFiles')),
+  fileInput,
+);
+
 /** Redraws what depends on the state: the camera's step, the thumbnails, the buttons. */
 function update() {
   cameraBox.hidden = slot === null;
@@ -80,7 +88,9 @@ function update() {
   thumbs.replaceChildren(...photos.map(thumbnail));
   modeButton.textContent = onePhoto ? t('useThreePhotos') : t('useOnePhoto');
   modeButton.hidden = photos.some((p) => p.from === 'file');
-  submit.disabled = slot !== null || photos.length === 0;
+  // While the camera runs the set is not complete: nothing to send yet.
+  submit.hidden = slot !== null;
+  submit.disabled = photos.length === 0;
   submit.textContent = photos.length > 1 ? t('submitPhotos', { count: photos.length }) : t('submit');
 }
 
@@ -293,6 +303,7 @@ async function send() {
   if (res.ok) {
     submit.hidden = true;
     cameraBox.hidden = true;
+    sources.hidden = true;
     for (const button of thumbs.querySelectorAll('button')) button.hidden = true;
     modeButton.hidden = true;
     const vars = { quality: res.data.quality.toFixed(2), count: res.data.photos };
@@ -324,17 +335,7 @@ async function start() {
       el('p', {}, t('enrollIntro')),
       el('label', { class: 'check' }, consent, t('consent')),
       guardianRow,
-      el(
-        'div',
-        { class: 'row' },
-        el('button', { id: 'use-camera', onclick: () => startCamera() }, t('useCamera')),
-        el(
-          'button',
-          { class: 'secondary', id: 'choose-file', onclick: () => fileInput.click() },
-          t('chooseFiles'),
-        ),
-        fileInput,
-      ),
+      sources,
       filesHint,
       cameraBox,
       thumbs,
