@@ -7,14 +7,18 @@
  *   z = ((cosine - mean_probe) / sd_probe + (cosine - mean_template) / sd_template) / 2
  *
  * where mean/sd are the probe's (and the template's) cosines against a cohort of templates of other
- * people (the gallery itself, see FaceIndex.calibrate). The calibrated score is
+ * people (the gallery itself, see FaceIndex.calibrate). Were z normal, -log10(P(N(0,1) >= z)) / 10
+ * would be a score that a stranger reaches with probability 10^(-10 score). On real-world photos
+ * (lfw-dev: 8.7 million stranger pairs) z's tail is heavier: its log-rate falls linearly in z, by
+ * about 1.1 decades per unit, not quadratically. So the score follows the normal tail up to
+ * TAIL_KNEE and then that straight line:
  *
- *   score = -log10(P(N(0,1) >= z)) / 10, clipped to [0, 1]
+ *   score = g(z) for z <= TAIL_KNEE, g(TAIL_KNEE) + TAIL_SLOPE (z - TAIL_KNEE) above; g(z) = -log10(P(N(0,1) >= z)) / 10
  *
- * so a stranger reaches `score` against one enrolled template with probability about 10^(-10 score)
- * (0.6: one in a million), and with N people enrolled about N * 10^(-10 score) of strangers are
- * admitted. `pnpm --filter @portico/face-engine eval` measures how well that holds (README,
- * "Open-set identification").
+ * clipped to [0, 1], and a stranger reaches `score` against one enrolled template with probability
+ * about 10^(-10 score) (0.6: one in a million); with N people enrolled about N * 10^(-10 score) of
+ * strangers pass. `pnpm --filter @portico/face-engine eval` measures how well that holds (README,
+ * "Identification").
  *
  * Small cohorts give noisy statistics, so both are shrunk towards the embedder's impostor prior with
  * the weight of PRIOR_WEIGHT cohort scores: with an empty gallery the score is the cosine measured
@@ -27,13 +31,6 @@ export const IMPOSTOR_PRIOR = { mean: 0.047, sd: 0.112 } as const;
 export const PRIOR_WEIGHT = 32;
 /** Templates of the gallery a probe and a candidate are scored against (a stride sample beyond this). */
 export const COHORT_SIZE = 512;
-/**
- * Default decision threshold on the calibrated score, chosen by `pnpm eval` (README, "Open-set
- * identification"): the middle of the range that holds at most 1 % of strangers admitted with
- * 10,000 people enrolled while turning away under 1 % of them, with one enrollment photo each.
- */
-export const DEFAULT_MATCH_THRESHOLD = 0.57;
-
 export interface CohortStats {
   readonly mean: number;
   readonly sd: number;
@@ -54,10 +51,16 @@ export function cohortStats(scores: ArrayLike<number>): CohortStats {
   };
 }
 
+/** Where the impostor z's tail leaves the normal one, and its slope beyond (score per unit of z), fitted on lfw-dev. */
+export const TAIL_KNEE = 2.15;
+export const TAIL_SLOPE = 0.108;
+const AT_KNEE = -log10NormalTail(TAIL_KNEE) / 10;
+
 /** The calibrated score (see the module comment) of one cosine given both cohorts. */
 export function calibratedScore(cosine: number, probe: CohortStats, template: CohortStats): number {
   const z = ((cosine - probe.mean) / probe.sd + (cosine - template.mean) / template.sd) / 2;
-  return Math.min(1, Math.max(0, -log10NormalTail(z) / 10));
+  const score = z <= TAIL_KNEE ? -log10NormalTail(z) / 10 : AT_KNEE + TAIL_SLOPE * (z - TAIL_KNEE);
+  return Math.min(1, Math.max(0, score));
 }
 
 /** Expected share of single comparisons of a stranger that reach a calibrated score. */

@@ -282,8 +282,7 @@ export class FaceIndex {
     if (hits.length === 0) return [];
     const unit = this.unit(query);
     const cohort = this.cohortRows();
-    const hitRows = new Set(hits.map((h) => this.rows.get(h.id)));
-    const probe = cohortStats(cohort.filter((row) => !hitRows.has(row)).map((row) => this.dot(unit, row)));
+    const probe = this.probeStats(unit, hits, cohort);
     return hits
       .map((hit) => {
         const row = this.rows.get(hit.id);
@@ -295,6 +294,28 @@ export class FaceIndex {
         };
       })
       .sort((a, b) => b.score - a.score);
+  }
+
+  /**
+   * The calibrated score of `query` against every template, in row order (`entries()`), with the
+   * statistics `calibrate` would use after a search that returned `hits`: what the evaluation counts
+   * per pair. Costs a scan of the whole index.
+   */
+  calibrateAll(query: Float32Array, hits: readonly SearchHit[]): Float64Array {
+    const unit = this.unit(query);
+    const cohort = this.cohortRows();
+    const probe = this.probeStats(unit, hits, cohort);
+    const out = new Float64Array(this.ids.length);
+    for (let row = 0; row < out.length; row++) {
+      out[row] = calibratedScore(this.dot(unit, row), probe, this.statsOf(this.ids[row]!, row, cohort));
+    }
+    return out;
+  }
+
+  /** The probe's cohort statistics, without the search hits (one of them may be its own face). */
+  private probeStats(unit: Float32Array, hits: readonly SearchHit[], cohort: readonly number[]): CohortStats {
+    const hitRows = new Set(hits.map((h) => this.rows.get(h.id)));
+    return cohortStats(cohort.filter((row) => !hitRows.has(row)).map((row) => this.dot(unit, row)));
   }
 
   private statsOf(id: string, row: number, cohort: readonly number[]): CohortStats {

@@ -19,12 +19,12 @@ export {
   calibratedScore,
   cohortStats,
   COHORT_SIZE,
-  DEFAULT_MATCH_THRESHOLD,
   falseMatchRateAt,
   IMPOSTOR_PRIOR,
 } from './calibration.js';
 export type { CohortStats } from './calibration.js';
 export { FaceIndex, FAST_SEARCH_MIN_SIZE } from './face-index.js';
+export { CHECK_IN_CANDIDATES, identify } from './open-set.js';
 export type { CalibratedHit, SearchHit, SearchMode, SearchOptions } from './face-index.js';
 export { EMBEDDER_IDS, EMBEDDING_MODEL_ID, MODELS, MODEL_SOURCE } from './models/manifest.js';
 export type { ModelEntry, ModelInput, ModelName } from './models/manifest.js';

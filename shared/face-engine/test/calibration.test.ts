@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import {
   calibratedScore,
   cohortStats,
-  DEFAULT_MATCH_THRESHOLD,
   falseMatchRateAt,
   IMPOSTOR_PRIOR,
   log10NormalTail,
   PRIOR_WEIGHT,
+  TAIL_KNEE,
+  TAIL_SLOPE,
 } from '../src/calibration.js';
 import { seededRandom } from '../src/seeded-random.js';
 import { FaceIndex } from '../src/face-index.js';
@@ -71,8 +73,21 @@ describe('cohortStats and calibratedScore', () => {
   it('maps a cosine at the cohort mean to -log10(0.5) / 10 and clips at 1', () => {
     const prior = cohortStats([]);
     expect(calibratedScore(IMPOSTOR_PRIOR.mean, prior, prior)).toBeCloseTo(Math.log10(2) / 10, 6);
-    expect(calibratedScore(1, prior, prior)).toBe(1);
+    const tight = { mean: 0, sd: 0.05 };
+    expect(calibratedScore(1, tight, tight)).toBe(1);
     expect(falseMatchRateAt(0.6)).toBeCloseTo(1e-6, 12);
+  });
+
+  it('follows the normal tail up to TAIL_KNEE and rises by TAIL_SLOPE per unit of z beyond, without a step', () => {
+    // A unit-variance cohort centred on 0 makes z the cosine itself.
+    const cohort = { mean: 0, sd: 1 };
+    const at = (z: number) => calibratedScore(z, cohort, cohort);
+    expect(at(2)).toBeCloseTo(-log10NormalTail(2) / 10, 12);
+    expect(at(TAIL_KNEE + 1e-9) - at(TAIL_KNEE)).toBeLessThan(1e-9);
+    expect(at(TAIL_KNEE + 2) - at(TAIL_KNEE + 1)).toBeCloseTo(TAIL_SLOPE, 12);
+    // Heavier than the normal tail: z = 5 is about 1e-5 (normal: 2.9e-7).
+    expect(at(5)).toBeGreaterThan(0.45);
+    expect(at(5)).toBeLessThan(-log10NormalTail(5) / 10);
   });
 });
 
@@ -86,7 +101,7 @@ describe('FaceIndex.calibrate', () => {
     const genuine = probeAt(templates[5]!, 0.75, random);
     const [best] = index.calibrate(genuine, index.search(genuine, 5));
     expect(best!.id).toBe('p5');
-    expect(best!.score).toBeGreaterThan(DEFAULT_MATCH_THRESHOLD);
+    expect(best!.score).toBeGreaterThan(FACE_LINE_DEFAULTS.matchThreshold);
     const stranger = faceLike(random);
     const [top] = index.calibrate(stranger, index.search(stranger, 5));
     expect(top!.score).toBeLessThan(0.4);
@@ -98,8 +113,8 @@ describe('FaceIndex.calibrate', () => {
     // Templates are held as float16: a cosine keeps 3 digits (search/half.ts).
     expect(hits.find((h) => h.id === 'p7')!.score).toBeCloseTo(0.4, 3);
     const calibrated = index.calibrate(stranger, hits);
-    expect(calibrated.find((h) => h.id === 'p7')!.score).toBeLessThan(DEFAULT_MATCH_THRESHOLD);
-    expect(calibrated[0]!.score).toBeLessThan(DEFAULT_MATCH_THRESHOLD);
+    expect(calibrated.find((h) => h.id === 'p7')!.score).toBeLessThan(FACE_LINE_DEFAULTS.matchThreshold);
+    expect(calibrated[0]!.score).toBeLessThan(FACE_LINE_DEFAULTS.matchThreshold);
   });
 
   it("leaves the search hits out of the probe's cohort and each template out of its own", () => {

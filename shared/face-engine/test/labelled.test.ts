@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
+import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Analyzer } from '../src/analyzer.js';
 import { DEFAULT_LIMITS } from '../src/decode.js';
-import { DEFAULT_MATCH_THRESHOLD } from '../src/calibration.js';
 import { meanEmbedding } from '../src/embedding.js';
 import { evaluateEmbeddings, labelledImages, type LabelledEmbedding } from '../src/evaluation.js';
 import { FaceIndex } from '../src/face-index.js';
@@ -60,7 +60,7 @@ describe.skipIf(!HAS_LABELLED)(`labelled photos${HAS_LABELLED ? '' : ` (${LABELL
     return index;
   }
 
-  it('on the calibrated score, finds every enrolled person first and most above DEFAULT_MATCH_THRESHOLD', () => {
+  it('on the calibrated score, finds every enrolled person first and most above FACE_LINE_DEFAULTS.matchThreshold', () => {
     const labels = [...new Set(samples.map((s) => s.label))];
     const index = gallery(labels);
     const enrolled = new Set(
@@ -73,7 +73,7 @@ describe.skipIf(!HAS_LABELLED)(`labelled photos${HAS_LABELLED ? '' : ` (${LABELL
     for (const probe of probes) {
       const [best, ...others] = index.calibrate(probe.embedding, index.search(probe.embedding, 5));
       expect(best!.id).toBe(probe.label);
-      if (best!.score >= DEFAULT_MATCH_THRESHOLD) above++;
+      if (best!.score >= FACE_LINE_DEFAULTS.matchThreshold) above++;
       // With 13 people enrolled no other person comes near the threshold (measured max 0.23).
       for (const other of others) expect(other.score).toBeLessThan(0.35);
     }
