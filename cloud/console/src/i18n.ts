@@ -106,6 +106,7 @@ const en = {
   checkingQuality: 'Checking quality…',
   saveAndEnroll: 'Save and enroll the face',
   saveAndEnrollN: 'Save and enroll the face ({count} photos)',
+  photosPending: 'Take the remaining photos first, or use one photo instead.',
   enrollQualityLow:
     'Photo {n} is below the tenant’s quality level ({quality}; at least {required} is needed): retake or remove it.',
   enrollQualityLowOne:
@@ -364,6 +365,7 @@ const ptBR: Record<TextKey, string> = {
   checkingQuality: 'Verificando a qualidade…',
   saveAndEnroll: 'Salvar e cadastrar o rosto',
   saveAndEnrollN: 'Salvar e cadastrar o rosto ({count} fotos)',
+  photosPending: 'Tire primeiro as fotos que faltam ou use só uma foto.',
   enrollQualityLow:
     'A foto {n} está abaixo do nível de qualidade do cliente ({quality}; é preciso pelo menos {required}): tire de novo ou remova.',
   enrollQualityLowOne:

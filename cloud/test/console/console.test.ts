@@ -285,8 +285,11 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     ].entries()) {
       expect(await page.locator('#step').innerText()).toBe(counter);
       expect(await page.locator('#instruction').innerText()).toMatch(instruction as RegExp);
-      // Saving waits until the set is complete.
+      // Saving waits until the set is complete, and says so.
       expect(await page.locator('#save-person').isDisabled()).toBe(true);
+      expect(await page.locator('#photos-pending').innerText()).toBe(
+        'Take the remaining photos first, or use one photo instead.',
+      );
       if (i === 1) await shot(page, 'person-webcam-step-2-en');
       await page.click('#take-photo');
       await expect.poll(() => page.locator('#photos li').count()).toBe(i + 1);

@@ -135,6 +135,11 @@ function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; 
           <button type="button" class="secondary" onClick={props.onDone}>
             {t('cancel')}
           </button>
+          {taken === null ? (
+            <small class="muted" id="photos-pending">
+              {t('photosPending')}
+            </small>
+          ) : null}
         </div>
       </form>
     </article>
