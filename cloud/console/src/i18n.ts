@@ -220,9 +220,27 @@ const en = {
   brokerWebSocket: 'In browsers (MQTT over WebSocket)',
   // Settings
   thresholds: 'Recognition thresholds',
-  matchThreshold: 'Match threshold',
+  matchThreshold: 'Accept line',
   matchHelp:
-    'How alike a face must be to an enrolled one to count as the same person. Higher admits fewer strangers but turns away more enrolled people (default 0.57).',
+    'A face at least this alike to an enrolled one is admitted on its own. Higher admits fewer strangers but sends more enrolled people to a second factor.',
+  stepUpThreshold: 'Refuse line',
+  stepUpHelp:
+    'Below it a face is refused. Between the two lines the person completes the check-in with a second factor (below); the same value as the accept line turns this off.',
+  probeQualityMin: 'Check-in photo quality floor',
+  probeQualityHelp:
+    'A check-in photo below it (small, dark, turned face) is not judged: the person is asked to try again.',
+  stepUpFactors: 'Second factors',
+  stepUpFactorsHelp:
+    'What a person between the two lines may use to prove who they are. A QR code is stronger than a code people who know them may know.',
+  factorQr: 'Their QR code or invitation link',
+  factorStaff: 'Confirmation by staff at the door',
+  factorDocumentLast4: 'Last 4 digits of their document',
+  factorBirthDate: 'Their birth date',
+  faceVia: 'Face + {factor}',
+  viaQr: 'QR',
+  viaStaff: 'staff',
+  viaDocumentLast4: 'document',
+  viaBirthDate: 'birth date',
   livenessThreshold: 'Liveness threshold',
   livenessHelp:
     'How sure the passive liveness check must be that a real face, not a photo or screen, is there.',
@@ -476,9 +494,27 @@ const ptBR: Record<TextKey, string> = {
   brokers: 'Brokers',
   brokerWebSocket: 'Em navegadores (MQTT sobre WebSocket)',
   thresholds: 'Limiares de reconhecimento',
-  matchThreshold: 'Limiar de correspondência',
+  matchThreshold: 'Linha de aceite',
   matchHelp:
-    'Quão parecido um rosto precisa ser de um cadastrado para contar como a mesma pessoa. Mais alto admite menos estranhos, mas recusa mais pessoas cadastradas (padrão 0,57).',
+    'Um rosto ao menos tão parecido com um cadastrado é admitido sozinho. Mais alto admite menos estranhos, mas manda mais pessoas cadastradas para um segundo fator.',
+  stepUpThreshold: 'Linha de recusa',
+  stepUpHelp:
+    'Abaixo dela o rosto é recusado. Entre as duas linhas a pessoa conclui o check-in com um segundo fator (abaixo); o mesmo valor da linha de aceite desliga isso.',
+  probeQualityMin: 'Qualidade mínima da foto do check-in',
+  probeQualityHelp:
+    'Uma foto de check-in abaixo dela (rosto pequeno, escuro, virado) não é julgada: a pessoa tenta de novo.',
+  stepUpFactors: 'Segundos fatores',
+  stepUpFactorsHelp:
+    'O que uma pessoa entre as duas linhas pode usar para provar quem é. Um código QR é mais forte do que um código que conhecidos dela podem saber.',
+  factorQr: 'O código QR ou o link do convite dela',
+  factorStaff: 'Confirmação pela equipe na porta',
+  factorDocumentLast4: 'Últimos 4 dígitos do documento',
+  factorBirthDate: 'A data de nascimento',
+  faceVia: 'Rosto + {factor}',
+  viaQr: 'QR',
+  viaStaff: 'equipe',
+  viaDocumentLast4: 'documento',
+  viaBirthDate: 'data de nascimento',
   livenessThreshold: 'Limiar de prova de vida',
   livenessHelp:
     'Quão segura a prova de vida passiva precisa estar de que há um rosto real, não uma foto ou tela.',
@@ -568,6 +604,7 @@ const TERMS_PT: Record<string, string> = {
   capacity_reached: 'lotado',
   method_not_allowed: 'método não permitido',
   already_checked_in: 'já registrado',
+  step_up_failed: 'segundo fator falhou',
   created: 'criado',
   duplicate: 'duplicado',
   failed: 'com erro',

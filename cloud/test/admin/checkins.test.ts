@@ -94,6 +94,7 @@ describe('admin check-ins', () => {
       receivedAt: '2026-11-21T10:00:00.000Z',
       method: 'manual',
       outcome: 'success',
+      stepUp: null,
       score: null,
       livenessScore: null,
       geofenceStatus: 'not_applicable',

@@ -1,4 +1,5 @@
 // Contract 4.3: the caller's own tenant and its settings; other tenants' ids are 404.
+import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
@@ -75,7 +76,11 @@ describe('tenant and settings', () => {
       geofenceRadiusMetros: 200,
       age_policy: { minimumAge: null, belowMinimum: 'deny' },
       biometricQualityLevel: 0.5,
-      matchThreshold: 0.57,
+      // The face lines are the evaluation's (checkin-policy), read from there.
+      matchThreshold: FACE_LINE_DEFAULTS.matchThreshold,
+      stepUpThreshold: FACE_LINE_DEFAULTS.stepUpThreshold,
+      probeQualityMin: FACE_LINE_DEFAULTS.probeQualityMin,
+      stepUpFactors: ['qr', 'staff'],
       livenessThreshold: 0.5,
       requireLiveness: true,
       allowDuplicateFaces: false,

@@ -1,11 +1,20 @@
-// Settings: the recognition thresholds with what each one means, the default geofence radius and the
+// Settings: the recognition lines and floors with what each one means, the second factors a face
+// between the lines may use, the default geofence radius and the
 // age policy; the signed-in admin's own two-step verification (TOTP), turned on from a QR code and off
 // with a current code.
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
-import { t } from '../i18n.js';
+import { t, type TextKey } from '../i18n.js';
 import type { Session } from '../session.js';
 import { Badge, CodeInput, ErrorNote, Field, Notice, PageHeader, useAction, useLoad } from '../ui.js';
+
+type Factor = Schemas['StepUpFactor'];
+const FACTORS = [
+  ['qr', 'factorQr'],
+  ['staff', 'factorStaff'],
+  ['document_last4', 'factorDocumentLast4'],
+  ['birth_date', 'factorBirthDate'],
+] as const satisfies ReadonlyArray<readonly [Factor, TextKey]>;
 
 /** The admin's own MFA: off -> a new secret (QR code and text) confirmed with a code -> on; on -> off with a code. */
 function TwoStep({ session }: { session: Session }) {
@@ -123,6 +132,9 @@ export function Settings({ session }: { session: Session }) {
     const minimumAge = String(form.get('minimumAge') ?? '').trim();
     const body: Schemas['TenantSettingsPatch'] = {
       matchThreshold: num('matchThreshold'),
+      stepUpThreshold: num('stepUpThreshold'),
+      probeQualityMin: num('probeQualityMin'),
+      stepUpFactors: FACTORS.map(([f]) => f).filter((f) => form.get(`factor-${f}`) === 'on'),
       livenessThreshold: num('livenessThreshold'),
       requireLiveness: form.get('requireLiveness') === 'on',
       biometricQualityLevel: num('biometricQualityLevel'),
@@ -165,6 +177,8 @@ export function Settings({ session }: { session: Session }) {
             <h2>{t('thresholds')}</h2>
             <div class="grid-2">
               {unit('matchThreshold', t('matchThreshold'), t('matchHelp'), s.matchThreshold)}
+              {unit('stepUpThreshold', t('stepUpThreshold'), t('stepUpHelp'), s.stepUpThreshold)}
+              {unit('probeQualityMin', t('probeQualityMin'), t('probeQualityHelp'), s.probeQualityMin)}
               {unit('livenessThreshold', t('livenessThreshold'), t('livenessHelp'), s.livenessThreshold)}
               {unit('biometricQualityLevel', t('qualityLevel'), t('qualityHelp'), s.biometricQualityLevel)}
             </div>
@@ -177,6 +191,20 @@ export function Settings({ session }: { session: Session }) {
               />
               {t('requireLiveness')}
             </label>
+            <fieldset id="setting-stepUpFactors">
+              <legend>{t('stepUpFactors')}</legend>
+              {FACTORS.map(([factor, label]) => (
+                <label key={factor}>
+                  <input
+                    type="checkbox"
+                    name={`factor-${factor}`}
+                    defaultChecked={s.stepUpFactors.includes(factor)}
+                  />
+                  {t(label)}
+                </label>
+              ))}
+              <small>{t('stepUpFactorsHelp')}</small>
+            </fieldset>
           </article>
           <article>
             <h2>{t('geofence')}</h2>

@@ -1,9 +1,9 @@
 // Today: check-ins arriving live, the day's counts per event, method and outcome, and the devices with
 // their last sync and queue; a check-in's photo is fetched only when asked for (each view is audited).
-import type { AdminCheckin } from '@portico/contract';
+import type { AdminCheckin, StepUpFactor } from '@portico/contract';
 import { ok } from '@portico/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { day, t, term, when } from '../i18n.js';
+import { day, t, term, when, type TextKey } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import type { Session } from '../session.js';
 import { ErrorNote, OutcomeBadge, PageHeader, Table, useLoad } from '../ui.js';
@@ -34,6 +34,17 @@ export function CheckinPhoto({ session, checkin }: { session: Session; checkin: 
   );
 }
 
+const VIA = {
+  qr: 'viaQr',
+  staff: 'viaStaff',
+  document_last4: 'viaDocumentLast4',
+  birth_date: 'viaBirthDate',
+} as const satisfies Record<StepUpFactor, TextKey>;
+
+/** How an admission was reached: "Face + QR" when a second factor settled the face, else the method. */
+export const howReached = (c: Pick<AdminCheckin, 'method' | 'stepUp'>) =>
+  c.stepUp ? t('faceVia', { factor: t(VIA[c.stepUp.factor]) }) : term(c.method);
+
 /** Column titles of a check-in table; `detailed` adds the score and the flags. */
 export const checkinHead = (detailed: boolean) => [
   t('when'),
@@ -58,7 +69,7 @@ export function CheckinRow(props: {
       <td>{when(c.recordedAt)}</td>
       <td>{c.person?.name ?? '—'}</td>
       <td>{c.event?.name ?? '—'}</td>
-      <td>{term(c.method)}</td>
+      <td>{howReached(c)}</td>
       <td>
         <OutcomeBadge outcome={c.outcome} />
       </td>

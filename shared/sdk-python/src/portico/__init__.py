@@ -2,7 +2,7 @@
 
 from .client import Persons, Photo, Portico, RetryPolicy
 from .errors import FieldProblem, PorticoError, PorticoHttpError, Problem
-from .types import CheckinResult, EnrollResult, Page, Person, WebhookEvent
+from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, WebhookEvent
 from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, construct_webhook_event, verify_webhook_signature
 
 __all__ = [
@@ -19,6 +19,8 @@ __all__ = [
     "Problem",
     "RetryPolicy",
     "SIGNATURE_HEADER",
+    "StepUpFactor",
+    "StepUpRequired",
     "WebhookEvent",
     "WebhookSignatureError",
     "construct_webhook_event",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 from .errors import PorticoError, PorticoHttpError, Problem, parse_retry_after
-from .types import CheckinResult, EnrollResult, Page, Person
+from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired
 
 Photo = Union[bytes, str]
 """A JPEG or PNG: raw bytes, or already base64 text."""
@@ -194,13 +194,36 @@ class Portico:
         event_id: Optional[str] = None,
         device_id: Optional[str] = None,
         nonce: Optional[str] = None,
-    ) -> CheckinResult:
-        """Identifies the face in ``photo`` and records the check-in decision."""
+    ) -> Union[CheckinResult, StepUpRequired]:
+        """Identifies the face in ``photo`` and records the check-in decision, or answers
+        ``outcome == "step_up_required"`` (complete it with ``step_up``). A photo too poor to judge
+        raises ``PorticoHttpError`` 422 ``face_retake`` (its ``reasons`` say what to fix)."""
         body: Dict[str, Any] = {"frame": _photo(photo)}
         for key, value in (("eventId", event_id), ("deviceId", device_id), ("nonce", nonce)):
             if value is not None:
                 body[key] = value
         path = f"/v1/public/checkin/{urllib.parse.quote(tenant_slug, safe='')}/identify"
+        return cast(Union[CheckinResult, StepUpRequired], self.request("POST", path, body))
+
+    def step_up(
+        self,
+        tenant_slug: str,
+        attempt_id: str,
+        factor: StepUpFactor,
+        *,
+        token: Optional[str] = None,
+        code: Optional[str] = None,
+    ) -> CheckinResult:
+        """Completes a step-up once: ``factor="qr"`` with ``token`` (the candidate's QR or invitation
+        link token), ``"document_last4"`` or ``"birth_date"`` (YYYY-MM-DD) with ``code``, or ``"staff"``
+        (credentialed callers only). A factor that is not the candidate's records ``step_up_failed``."""
+        body: Dict[str, Any] = {"factor": factor}
+        if token is not None:
+            body["token"] = token
+        if code is not None:
+            body["code"] = code
+        slug = urllib.parse.quote(tenant_slug, safe="")
+        path = f"/v1/public/checkin/{slug}/step-up/{_segment(attempt_id)}"
         return cast(CheckinResult, self.request("POST", path, body))
 
     def paginate(self, path: str, query: Optional[Mapping[str, Any]] = None) -> Iterator[Any]:

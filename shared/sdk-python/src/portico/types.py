@@ -36,10 +36,17 @@ class RecognisedPerson(TypedDict):
     displayName: str
 
 
+StepUpFactor = Literal["qr", "staff", "document_last4", "birth_date"]
+
+
+class StepUpVia(TypedDict):
+    factor: StepUpFactor
+
+
 class CheckinResult(TypedDict):
     checkInId: str
     outcome: str  # success | denied | liveness_failed | geofence_alert
-    reason: Optional[str]
+    reason: Optional[str]  # denied: not_recognised | step_up_failed | capacity_reached | ...
     method: str
     person: Optional[RecognisedPerson]
     eventId: Optional[str]
@@ -48,6 +55,27 @@ class CheckinResult(TypedDict):
     livenessScore: NotRequired[Optional[float]]
     geofenceStatus: str
     occurredAt: str
+    stepUp: Optional[StepUpVia]  # how a face between the lines was settled; None: the face alone
+
+
+class StepUpAttempt(TypedDict):
+    attemptId: str
+    factors: List[StepUpFactor]
+    expiresAt: str
+
+
+class StepUpRequired(TypedDict):
+    """Identify's answer for a face between the tenant's refuse and accept lines: nothing is recorded
+    until ``Portico.step_up`` completes it (once, within 60 seconds). ``candidate`` and the scores
+    only for credentialed callers."""
+
+    outcome: Literal["step_up_required"]
+    stepUp: StepUpAttempt
+    eventId: Optional[str]
+    candidate: NotRequired[RecognisedPerson]
+    score: NotRequired[float]
+    threshold: NotRequired[float]
+    livenessScore: NotRequired[Optional[float]]
 
 
 class Page(TypedDict, Generic[T]):

@@ -374,7 +374,7 @@ export interface paths {
     };
     /**
      * The tenant’s settings (defaults filled in)
-     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (calibrated match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.4 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.4 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     get: operations['getTenantSettings'];
     put?: never;
@@ -384,7 +384,7 @@ export interface paths {
     head?: never;
     /**
      * Update settings (partial)
-     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (calibrated match score: about N x 10^(-10 x threshold) of strangers admitted with N people enrolled), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.4 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.4 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     patch: operations['updateTenantSettings'];
     trace?: never;
@@ -694,9 +694,15 @@ export interface paths {
     put?: never;
     /**
      * Check in by face
-     * @description Finds the face in `frame`, searches the tenant’s enrolled persons (1:N) and records the decision on the calibrated match score (cosine similarity normalised against the tenant’s gallery, see the `matchThreshold` setting): `success` at or above the tenant’s `matchThreshold`, `denied` (`not_recognised`) below it, `liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`, `geofence_alert` when admitted outside the event’s geofence. With `eventId` the event rules apply. The frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).
+     * @description Finds the face in `frame`, searches the tenant’s enrolled persons (1:N) and decides on the calibrated match score of the closest one (cosine similarity normalised against the tenant’s gallery) with three answers:
      *
-     *     Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, `threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step. API-key callers get the scores.
+     *     - at or above the accept line `matchThreshold`: recorded as `success` (or `geofence_alert` when admitted outside the event’s geofence, `denied` by the event rules);
+     *     - from the refuse line `stepUpThreshold` up to the accept line: **`step_up_required`** (`StepUpRequired`), nothing recorded yet: the person completes it within 60 seconds with one of the tenant’s `stepUpFactors` at `POST /v1/public/checkin/{tenantSlug}/step-up/{attemptId}`;
+     *     - below the refuse line: `denied` (`not_recognised`).
+     *
+     *     Before any of that, a photo below the tenant’s `probeQualityMin` is not judged: 422 `face_retake` with `reasons` (`move_closer`, `hold_still`, `more_light`, `face_the_camera`), nothing recorded and the frame not kept; and `liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`. With `eventId` the event rules apply. The frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).
+     *
+     *     Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, `threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step, and for a step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the scores and the step-up’s `candidate`.
      *
      *     An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a server, and the nonce guards against replaying a captured frame through a public kiosk. Passive liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up without a nonce is replay protection, so a server relaying frames from its own cameras should fetch a challenge per frame. A nonce that is sent is always checked.
      *
@@ -705,6 +711,30 @@ export interface paths {
      *     **Sandbox**: with a `pk_test_` key the same slug identifies among the tenant’s sandbox’s persons and records the check-in there (its webhook says `environment: "sandbox"`); without credentials a slug is the live tenant’s. The sandbox has its own 1,200 a minute.
      */
     post: operations['checkinIdentify'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/public/checkin/{tenantSlug}/step-up/{attemptId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a step-up with a second factor
+     * @description Completes the `step_up_required` answer of identify, once, within 60 seconds, with a second factor bound to the candidate the face was closest to: `qr` (`token`: the candidate’s identity QR token or their guest invitation’s link token), `document_last4` (`code`: the last 4 digits of their document), `birth_date` (`code`: YYYY-MM-DD) or `staff` (a staff member at the door confirms; API-key, admin-session or device callers only). The factor must be one of the tenant’s `stepUpFactors`.
+     *
+     *     A factor that belongs to the candidate records the check-in exactly as an accepted face would (event rules, capacity, geofence, webhook and bus) with `stepUp: { factor }`; one that does not records a `denied` check-in with reason `step_up_failed` (its webhook and bus message follow). Either way the attempt is spent: a second call is 409 `step_up_used`. Anonymous callers get no scores.
+     *
+     *     Limits, as identify’s: 120 calls a minute per client address, 1,200 per tenant.
+     */
+    post: operations['checkinStepUp'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1787,6 +1817,10 @@ export interface components {
         | 'duplicate_face'
         | 'photos_differ'
         | 'liveness_failed'
+        | 'face_retake'
+        | 'step_up_factor_not_allowed'
+        | 'step_up_used'
+        | 'step_up_expired'
         | 'invalid_nonce'
         | 'qr_token_expired'
         | 'too_many_rows'
@@ -2134,10 +2168,28 @@ export interface components {
        */
       biometricQualityLevel: number;
       /**
-       * @description Minimum calibrated match score (0.0–1.0) for a face to count as the same person. The score is built so that a stranger reaches s against one enrolled person with probability at most about 10^(-10 s): with N people enrolled, roughly N x 10^(-10 s) of strangers pass, and every 0.1 more admits ten times fewer strangers and turns away more enrolled people. At the default 0.57, measured with one enrollment photo per person: 0.06 % of strangers admitted with 1,000 enrolled and 0.6 % with 10,000, 0.8 % of enrolled people refused (face engine README, "Open-set identification").
+       * @description Accept line (0.0–1.0): a face whose calibrated match score reaches it is admitted on the face alone. The score is built so that a stranger reaches s against one enrolled person with probability about 10^(-10 s); every 0.1 more admits about ten times fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
        * @example 0.57
        */
       matchThreshold: number;
+      /**
+       * @description Refuse line (0.0–1.0, at most `matchThreshold`, else 400 `validation_failed`): below it a face is refused (`not_recognised`); from it up to `matchThreshold` identify answers `step_up_required` and the person completes the check-in with one of `stepUpFactors`. Equal to `matchThreshold`: no step-up.
+       * @example 0.4
+       */
+      stepUpThreshold: number;
+      /**
+       * @description Quality floor of a check-in photo (0.0–1.0, from face size, sharpness, light and pose): below it identify decides nothing and answers 422 `face_retake` with what to fix; 0 judges every photo.
+       * @example 0.4
+       */
+      probeQualityMin: number;
+      /**
+       * @description The second factors a step-up accepts (default `["qr", "staff"]`). A short code (`document_last4`, `birth_date`) is weaker than a QR token: anyone who knows the person may know it.
+       * @example [
+       *       "qr",
+       *       "staff"
+       *     ]
+       */
+      stepUpFactors: components['schemas']['StepUpFactor'][];
       /**
        * @description Minimum passive-liveness score (0.0–1.0) for a live face.
        * @example 0.5
@@ -2172,6 +2224,11 @@ export interface components {
        */
       belowMinimum: 'deny' | 'require_guardian_consent';
     };
+    /**
+     * @description A second factor bound to the candidate: `qr` the candidate’s own identity QR token or their guest invitation’s link token; `staff` a staff confirmation at the door (API-key, admin or device callers only); `document_last4` the last 4 digits of the candidate’s document; `birth_date` their birth date.
+     * @enum {string}
+     */
+    StepUpFactor: 'qr' | 'staff' | 'document_last4' | 'birth_date';
     TenantSettingsPatch: {
       /**
        * Format: uri
@@ -2202,10 +2259,28 @@ export interface components {
        */
       biometricQualityLevel?: number;
       /**
-       * @description Minimum calibrated match score (0.0–1.0) for a face to count as the same person. The score is built so that a stranger reaches s against one enrolled person with probability at most about 10^(-10 s): with N people enrolled, roughly N x 10^(-10 s) of strangers pass, and every 0.1 more admits ten times fewer strangers and turns away more enrolled people. At the default 0.57, measured with one enrollment photo per person: 0.06 % of strangers admitted with 1,000 enrolled and 0.6 % with 10,000, 0.8 % of enrolled people refused (face engine README, "Open-set identification").
+       * @description Accept line (0.0–1.0): a face whose calibrated match score reaches it is admitted on the face alone. The score is built so that a stranger reaches s against one enrolled person with probability about 10^(-10 s); every 0.1 more admits about ten times fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
        * @example 0.57
        */
       matchThreshold?: number;
+      /**
+       * @description Refuse line (0.0–1.0, at most `matchThreshold`, else 400 `validation_failed`): below it a face is refused (`not_recognised`); from it up to `matchThreshold` identify answers `step_up_required` and the person completes the check-in with one of `stepUpFactors`. Equal to `matchThreshold`: no step-up.
+       * @example 0.4
+       */
+      stepUpThreshold?: number;
+      /**
+       * @description Quality floor of a check-in photo (0.0–1.0, from face size, sharpness, light and pose): below it identify decides nothing and answers 422 `face_retake` with what to fix; 0 judges every photo.
+       * @example 0.4
+       */
+      probeQualityMin?: number;
+      /**
+       * @description The second factors a step-up accepts (default `["qr", "staff"]`). A short code (`document_last4`, `birth_date`) is weaker than a QR token: anyone who knows the person may know it.
+       * @example [
+       *       "qr",
+       *       "staff"
+       *     ]
+       */
+      stepUpFactors?: components['schemas']['StepUpFactor'][];
       /**
        * @description Minimum passive-liveness score (0.0–1.0) for a live face.
        * @example 0.5
@@ -2589,6 +2664,8 @@ export interface components {
        */
       challenge: 'passive';
     };
+    /** @description The recorded decision (`CheckinResult`), or `step_up_required` (`StepUpRequired`). */
+    IdentifyResult: components['schemas']['CheckinResult'] | components['schemas']['StepUpRequired'];
     CheckinResult: {
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       checkInId: string;
@@ -2598,10 +2675,16 @@ export interface components {
        */
       outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
       /**
-       * @description Why a check-in was denied.
+       * @description Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
        * @enum {string|null}
        */
-      reason: 'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | null;
+      reason:
+        | 'not_recognised'
+        | 'capacity_reached'
+        | 'event_closed'
+        | 'method_not_allowed'
+        | 'step_up_failed'
+        | null;
       /** @enum {string} */
       method: 'facial' | 'qr' | 'link' | 'manual';
       person: {
@@ -2628,6 +2711,48 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       occurredAt: string;
+      stepUp: components['schemas']['StepUpVia'];
+    };
+    /** @description How the check-in was reached: `{ factor }` when a face between the refuse and the accept line was settled by a second factor (admitted, or denied with `step_up_failed`); null when the face alone decided, or the method is not facial. */
+    StepUpVia: {
+      factor: components['schemas']['StepUpFactor'];
+    } | null;
+    /** @description The face is neither clearly the candidate nor clearly not: prove who you are with a second factor within 60 seconds. Nothing is recorded until the step-up is completed or fails. */
+    StepUpRequired: {
+      /**
+       * @description Nothing recorded yet: the face is between the tenant’s refuse and accept lines.
+       * @enum {string}
+       */
+      outcome: 'step_up_required';
+      stepUp: {
+        /**
+         * @description Complete it with `POST .../step-up/{attemptId}`, once.
+         * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+         */
+        attemptId: string;
+        /** @description The factors the tenant accepts (`stepUpFactors`). */
+        factors: components['schemas']['StepUpFactor'][];
+        /**
+         * Format: date-time
+         * @description 60 seconds after the identification.
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        expiresAt: string;
+      };
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      eventId: string | null;
+      /** @description The person the face is closest to (first name only). Only for API-key, admin-session and device callers; absent for anonymous callers. An anonymous caller never learns who it is. */
+      candidate?: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        displayName: string;
+      };
+      /** @description Calibrated match score of the candidate. Only for API-key, admin-session and device callers; absent for anonymous callers. */
+      score?: number;
+      /** @description The tenant's matchThreshold (accept line). Only for API-key, admin-session and device callers; absent for anonymous callers. */
+      threshold?: number;
+      /** @description Passive liveness score. Only for API-key, admin-session and device callers; absent for anonymous callers. */
+      livenessScore?: number | null;
     };
     IdentifyRequest: {
       /** @description JPEG or PNG, base64, with or without a `data:image/...;base64,` prefix. */
@@ -2650,6 +2775,37 @@ export interface components {
       /** @example -9.1393 */
       lng: number;
     };
+    /** @description The second factor of a step-up. `staff`: a staff member at the door confirms the person (API-key, admin-session or device callers only). */
+    StepUpRequest:
+      | {
+          /** @enum {string} */
+          factor: 'qr';
+          /** @description The candidate’s identity QR token, or their guest invitation’s link token. */
+          token: string;
+        }
+      | {
+          /** @enum {string} */
+          factor: 'document_last4';
+          /**
+           * @description The last 4 digits of the candidate’s document.
+           * @example 1234
+           */
+          code: string;
+        }
+      | {
+          /** @enum {string} */
+          factor: 'birth_date';
+          /**
+           * Format: date
+           * @description The candidate’s birth date, YYYY-MM-DD.
+           * @example 1990-04-12
+           */
+          code: string;
+        }
+      | {
+          /** @enum {string} */
+          factor: 'staff';
+        };
     QrToken: {
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       identityId: string;
@@ -3301,17 +3457,24 @@ export interface components {
        */
       outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
       /**
-       * @description Why a check-in was denied.
+       * @description Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
        * @default null
        * @enum {string|null}
        */
-      reason?: 'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | null;
+      reason?:
+        | 'not_recognised'
+        | 'capacity_reached'
+        | 'event_closed'
+        | 'method_not_allowed'
+        | 'step_up_failed'
+        | null;
       /**
        * Format: date-time
        * @description When the device decided (its clock).
        * @example 2026-11-21T10:15:30.123Z
        */
       recordedAt: string;
+      stepUpFactor?: components['schemas']['StepUpFactor'] & unknown;
       score?: number | null;
       livenessScore?: number | null;
       location?: {
@@ -3340,7 +3503,13 @@ export interface components {
         /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
         tenantId: string;
         modelId: string;
+        /** @description Accept line (tenant setting). */
         matchThreshold: number;
+        /** @description Refuse line (tenant setting). */
+        stepUpThreshold: number;
+        /** @description Below it a probe is a retake. */
+        probeQualityMin: number;
+        stepUpFactors: components['schemas']['StepUpFactor'][];
         requireLiveness: boolean;
         livenessThreshold: number;
         /** @description The tenant keeps check-in images: send each face decision’s `frame` in its sync item. */
@@ -3646,6 +3815,7 @@ export interface components {
        * @enum {string}
        */
       outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
+      stepUp: components['schemas']['StepUpVia'];
       /** @description Calibrated face match score (facial only). */
       score: number | null;
       livenessScore: number | null;
@@ -3998,6 +4168,7 @@ export type SchemaTenant = components['schemas']['Tenant'];
 export type SchemaTenantPatch = components['schemas']['TenantPatch'];
 export type SchemaTenantSettings = components['schemas']['TenantSettings'];
 export type SchemaAgePolicy = components['schemas']['AgePolicy'];
+export type SchemaStepUpFactor = components['schemas']['StepUpFactor'];
 export type SchemaTenantSettingsPatch = components['schemas']['TenantSettingsPatch'];
 export type SchemaSandbox = components['schemas']['Sandbox'];
 export type SchemaSandboxReset = components['schemas']['SandboxReset'];
@@ -4022,9 +4193,13 @@ export type SchemaVerifyTokenRequest = components['schemas']['VerifyTokenRequest
 export type SchemaEnrollResult = components['schemas']['EnrollResult'];
 export type SchemaEnrollRequest = components['schemas']['EnrollRequest'];
 export type SchemaLivenessChallenge = components['schemas']['LivenessChallenge'];
+export type SchemaIdentifyResult = components['schemas']['IdentifyResult'];
 export type SchemaCheckinResult = components['schemas']['CheckinResult'];
+export type SchemaStepUpVia = components['schemas']['StepUpVia'];
+export type SchemaStepUpRequired = components['schemas']['StepUpRequired'];
 export type SchemaIdentifyRequest = components['schemas']['IdentifyRequest'];
 export type SchemaGeoPoint = components['schemas']['GeoPoint'];
+export type SchemaStepUpRequest = components['schemas']['StepUpRequest'];
 export type SchemaQrToken = components['schemas']['QrToken'];
 export type SchemaQrCheckinResult = components['schemas']['QrCheckinResult'];
 export type SchemaManualCheckinRequest = components['schemas']['ManualCheckinRequest'];
@@ -7073,13 +7248,13 @@ export interface operations {
       };
     };
     responses: {
-      /** @description The recorded decision */
+      /** @description The recorded decision (`CheckinResult`), or a step-up to complete (`StepUpRequired`) */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['CheckinResult'];
+          'application/json': components['schemas']['IdentifyResult'];
         };
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_nonce`: missing (anonymous caller, liveness required), forged, expired or used nonce; `invalid_base64`: `frame` is not base64; `unsupported_image`: `frame` is not a JPEG or PNG; `no_face_detected`: no face in the frame */
@@ -7136,6 +7311,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `rate_limited`: over a per-client or per-tenant limit; see `Retry-After` */
       429: {
         headers: {
@@ -7156,6 +7340,123 @@ export interface operations {
       };
       /** @description `engine_unavailable`: the biometric engine is starting or down */
       503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  checkinStepUp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        tenantSlug: string;
+        attemptId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StepUpRequest'];
+      };
+    };
+    responses: {
+      /** @description The recorded decision */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CheckinResult'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `step_up_factor_not_allowed`: the factor is not among the tenant’s `stepUpFactors` (the attempt is not spent) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `forbidden`: `staff` from an anonymous caller (the attempt is not spent) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: unknown tenant slug, or no attempt with this id in the tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `step_up_used`: the attempt was already completed or refused */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `step_up_expired`: more than 60 seconds since identify */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: over a per-client or per-tenant limit; see `Retry-After` */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
         headers: {
           [name: string]: unknown;
         };
