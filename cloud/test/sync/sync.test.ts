@@ -192,6 +192,37 @@ describe('edge devices and sync', () => {
       expect(guestRow.checkedInAt?.toISOString()).toBe(good.recordedAt);
     });
 
+    it('records how a device settled a face between its lines (stepUpFactor): admitted or step_up_failed, with stepUp in the row and the webhook', async () => {
+      const event = await openEvent(a);
+      const p = await person(a.tenant.tenantId, 'Bia Costa');
+      const g = await guest(a, event.id, 'Bia Costa', p);
+      const admitted = item({
+        eventId: event.id,
+        guestId: g.id,
+        personId: p,
+        score: 0.5,
+        stepUpFactor: 'qr',
+      });
+      const failed = item({ outcome: 'denied', reason: 'step_up_failed', score: 0.5, stepUpFactor: 'staff' });
+      const res = await sync(deviceA, [admitted, failed]);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.results.map((r: { status: string }) => r.status)).toEqual(['accepted', 'accepted']);
+      const rows = await t.deps.db.prisma.checkIn.findMany({
+        where: { id: { in: [admitted.clientId, failed.clientId] } },
+      });
+      expect(Object.fromEntries(rows.map((r) => [r.id, [r.outcome, r.stepUpFactor]]))).toEqual({
+        [admitted.clientId]: ['success', 'qr'],
+        [failed.clientId]: ['denied', 'staff'],
+      });
+      const ok = await receiver.waitForBody((body) => body.data?.checkInId === admitted.clientId);
+      expect(ok).toMatchObject({
+        event: 'checkin.success',
+        data: { stepUp: { factor: 'qr' }, offline: true },
+      });
+      const no = await receiver.waitForBody((body) => body.data?.checkInId === failed.clientId);
+      expect(no).toMatchObject({ event: 'checkin.denied', data: { stepUp: { factor: 'staff' } } });
+    });
+
     it('rejects a bad item with its code and still records the good ones around it', async () => {
       const event = await openEvent(a);
       const before = item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' });
@@ -413,7 +444,14 @@ describe('edge devices and sync', () => {
       const full = await t.request('GET', `${url}?limit=1`, { headers: as(deviceA) });
       expect(full.status, full.text).toBe(200);
       expect(full.body.items).toHaveLength(1);
-      expect(full.body.policy).toMatchObject({ tenantId, modelId, matchThreshold: expect.any(Number) });
+      expect(full.body.policy).toMatchObject({
+        tenantId,
+        modelId,
+        matchThreshold: expect.any(Number),
+        stepUpThreshold: expect.any(Number),
+        probeQualityMin: expect.any(Number),
+        stepUpFactors: ['qr', 'staff'],
+      });
       const rest = await t.request('GET', `${url}?limit=1&cursor=${full.body.nextCursor}`, {
         headers: as(deviceA),
       });
