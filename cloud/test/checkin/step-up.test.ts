@@ -6,7 +6,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FaceEngine } from '@portico/face-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/infra/db/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestDatabase } from '../support/database.js';
 import { degrade, HAS_LABELLED, HAS_MODELS, LABELLED_DIR, sharedFaceEngine } from '../support/faces.js';
 import { adminOf, bearer } from '../support/identity.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
@@ -286,5 +288,48 @@ describe.skipIf(SKIP)('identify: accept, step-up, refuse and retake', () => {
     const equal = await settings({ stepUpThreshold: 0.6, matchThreshold: 0.6 });
     expect(equal.status, equal.text).toBe(200);
     expect(equal.body).toMatchObject({ stepUpThreshold: 0.6, matchThreshold: 0.6 });
+  });
+});
+
+describe('step-up housekeeping', () => {
+  it('erases the frame of a step-up that expired unused, and deletes attempts a day after they expired', async () => {
+    const db = await createTestDatabase();
+    const first = await createTestApp({ database: db });
+    const admin = await adminOf(first);
+    await first.close();
+    const tenantId = admin.tenant.tenantId;
+    const personId = newId();
+    await db.prisma.person.create({ data: { id: personId, tenantId, name: 'Amy', document: 'D-1' } });
+    const attempt = async (expiredMsAgo: number) => {
+      const imageId = newId();
+      await db.prisma.biometricImage.create({
+        data: {
+          id: imageId,
+          tenantId,
+          kind: 'checkin',
+          storageKey: `images/${tenantId}/${imageId}.bin`,
+          contentType: 'image/jpeg',
+          byteSize: 1,
+          sha256: '0'.repeat(64),
+        },
+      });
+      const id = newId();
+      await db.prisma.stepUpAttempt.create({
+        data: { id, tenantId, personId, imageId, score: 0.5, expiresAt: new Date(Date.now() - expiredMsAgo) },
+      });
+      return { id, imageId };
+    };
+    const recent = await attempt(60_000);
+    const old = await attempt(24 * 3_600_000 + 60_000);
+    const second = await createTestApp({ database: db });
+    try {
+      await expect.poll(() => db.prisma.stepUpAttempt.count({ where: { id: old.id } })).toBe(0);
+      const image = await db.prisma.biometricImage.findUniqueOrThrow({ where: { id: recent.imageId } });
+      expect(image.erasedAt).not.toBeNull();
+      expect(await db.prisma.stepUpAttempt.count({ where: { id: recent.id } })).toBe(1);
+    } finally {
+      await second.close();
+      await db.close();
+    }
   });
 });
