@@ -87,8 +87,7 @@ export function planSplits(photos: readonly Photo[], plan: SplitPlan): Split[] {
     const canEnrolSet = new Set(canEnrol);
     for (const label of order) if (!canEnrolSet.has(label)) strangers.add(label);
     const candidates = canEnrol.slice(held);
-    const probed = (label: string) =>
-      enrollable(label).length >= k && photoOrder.get(label)!.length > k;
+    const probed = (label: string) => enrollable(label).length >= k && photoOrder.get(label)!.length > k;
     const enrolled = new Map<string, number[]>();
     const genuineProbes: number[] = [];
     const chosen = [...candidates.filter(probed), ...candidates.filter((l) => !probed(l))];
@@ -267,8 +266,14 @@ export function measure(
     stepUp: tally((r) => r.answer === 'step_up', genuineJudged),
     wrongPerson: tally((r) => r.answer === 'wrong_person', genuineJudged),
     rank1: tally((r) => r.rank1, genuineJudged),
-    retake: tally((r) => r.answer === 'retake', (r) => !r.stranger),
-    strangerRetake: tally((r) => r.answer === 'retake', (r) => r.stranger),
+    retake: tally(
+      (r) => r.answer === 'retake',
+      (r) => !r.stranger,
+    ),
+    strangerRetake: tally(
+      (r) => r.answer === 'retake',
+      (r) => r.stranger,
+    ),
   };
   const all = answered.flat();
   return {
@@ -293,4 +298,67 @@ export function measure(
 export function atLeastOne(p: number, n: number): number {
   if (p >= 1) return n > 0 ? 1 : 0;
   return -Math.expm1(n * Math.log1p(-p));
+}
+
+/** How a check-in admitted well above the accept line refreshes its person's template. */
+export interface RefreshRule {
+  /** Score above the accept line a check-in must reach to refresh (well above: not a close call). */
+  readonly margin: number;
+  /** Check-in photos a template keeps beside its enrollment photos (the oldest goes first). */
+  readonly keep: number;
+}
+
+/**
+ * Template refresh on the genuine probes of a split, in each person's photo order: every probe is
+ * decided against the gallery as it stands, then, when accepted as its own person at or above
+ * `matchThreshold + margin`, joins that person's template (the mean of the enrollment photos and
+ * the last `keep` such check-ins). Returns the probes after each person's first, decided with
+ * refresh and without it (the same photos in the same gallery), so both can be counted alike.
+ */
+export function runRefresh(
+  photos: readonly Photo[],
+  split: Split,
+  policy: FacePolicy,
+  rule: RefreshRule,
+): { withRefresh: SplitRun; without: SplitRun; refreshed: number } {
+  const index = new FaceIndex({ initialCapacity: split.enrolled.size });
+  for (const [label, enroll] of split.enrolled) {
+    index.add(label, meanEmbedding(enroll.map((i) => photos[i]!.embedding)));
+  }
+  const byPerson = new Map<string, number[]>();
+  for (const i of split.genuineProbes) {
+    const label = photos[i]!.label;
+    byPerson.set(label, [...(byPerson.get(label) ?? []), i]);
+  }
+  const decide = (i: number): ProbeResult => {
+    const [best] = identify(index, photos[i]!.embedding);
+    return { photo: i, stranger: false, ...(best ? { best: { label: best.id, score: best.score } } : {}) };
+  };
+  const withRefresh: ProbeResult[] = [];
+  const without: ProbeResult[] = [];
+  let refreshed = 0;
+  for (const [label, probes] of byPerson) {
+    const enroll = split.enrolled.get(label)!.map((i) => photos[i]!.embedding);
+    const original = meanEmbedding(enroll);
+    if (probes.length > 1) for (const i of probes.slice(1)) without.push(decide(i));
+    const kept: Float32Array[] = [];
+    probes.forEach((i, n) => {
+      const result = decide(i);
+      if (n > 0) withRefresh.push(result);
+      const admitted = answerOf(photos, result, policy) === 'admitted';
+      if (admitted && result.best!.score >= policy.matchThreshold + rule.margin) {
+        kept.push(photos[i]!.embedding);
+        if (kept.length > rule.keep) kept.shift();
+        index.add(label, meanEmbedding([...enroll, ...kept]));
+        refreshed++;
+      }
+    });
+    index.add(label, original);
+  }
+  const empty = new ScoreHistogram();
+  return {
+    withRefresh: { results: withRefresh, impostor: empty },
+    without: { results: without, impostor: empty },
+    refreshed,
+  };
 }
