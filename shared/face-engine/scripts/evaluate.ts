@@ -296,13 +296,20 @@ const calibrationCheck = CHECKED_SCORES.map((s) => {
 });
 
 // ---- 5. beyond the data: labelled extrapolations
-const acceptRate = impostor.rate(policy.matchThreshold);
+// No stranger pair at the line: the rate is under 3 / pairs (95 % upper bound of a zero count).
+const acceptPairs = impostor.atOrAbove(policy.matchThreshold);
+const acceptRate = acceptPairs > 0 ? acceptPairs / impostor.total : 3 / impostor.total;
+const rateNote =
+  acceptPairs > 0
+    ? `r = ${sci(acceptRate)}`
+    : `r < ${sci(acceptRate)} (no stranger pair at the line; an upper bound)`;
 const extrapolated = EXTRAPOLATED.map((n) => ({
   gallery: n,
   photosPerPerson: reference.result.photosPerPerson,
   strangersAdmitted: atLeastOne(acceptRate, n),
+  upperBound: acceptPairs === 0,
   extrapolated: true,
-  method: `1 - (1 - r)^N with r = ${sci(acceptRate)}, the measured per-pair rate at the accept line ${policy.matchThreshold}; scores taken as independent`,
+  method: `1 - (1 - r)^N with ${rateNote}, the measured per-pair rate at the accept line ${policy.matchThreshold}; scores taken as independent`,
 }));
 console.log('\nextrapolated (beyond the data; scores taken as independent)');
 for (const e of extrapolated)
