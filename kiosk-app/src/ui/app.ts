@@ -1,6 +1,8 @@
 // The kiosk UI: attract -> camera with a face guide -> liveness challenge step by step -> result ->
-// attract again by itself; QR mode; the staff fallback behind a PIN (a long press on the attract
-// screen's top-right corner). It talks only to its own origin: `/agent/*` is the device agent on this
+// attract again by itself; a picture too poor to judge (`face_retake`) goes back to the camera saying
+// what to fix; a face between the two lines (`step_up_required`) asks for the invitation QR code or
+// staff; QR mode; the staff fallback behind a PIN (a long press on the attract screen's top-right
+// corner). It talks only to its own origin: `/agent/*` is the device agent on this
 // machine (frames never go anywhere else), `/branding/{token}` the event's public branding, cached in
 // localStorage so the attract screen keeps its look offline.
 import type { PublicBranding as PublicBrandingSchema, z } from '@portico/contract';
@@ -8,12 +10,24 @@ import jsQRModule from 'jsqr';
 import { framingFix, type FaceBox, type Fix } from './guide.js';
 import { textsFor } from './texts.js';
 
-/** The agent's answer to identify (device-agent/src/api.ts, DoorAnswer). */
+/** The agent's answers (device-agent/src/api.ts: DoorAnswer, StepUpRequired, AgentProblem). */
 interface DoorAnswer {
   outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
-  reason: 'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | null;
+  reason:
+    'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | 'step_up_failed' | null;
   guest: { displayName: string } | null;
 }
+interface StepUpRequired {
+  outcome: 'step_up_required';
+  attemptId: string;
+  factors: ('qr' | 'staff')[];
+  expiresAt: string;
+}
+type RetakeReason = 'move_closer' | 'hold_still' | 'more_light' | 'face_the_camera';
+type AgentAnswer = (DoorAnswer | StepUpRequired) & {
+  code?: string;
+  details?: { reasons?: RetakeReason[] };
+};
 type PublicBranding = z.infer<typeof PublicBrandingSchema>;
 interface AgentStatus {
   online: boolean;
@@ -36,6 +50,9 @@ const CACHE_KEY = `portico.kiosk.branding.${token}`;
 const RESULT_MS = { success: 5000, other: 9000 };
 const ACTION_MS = 3000;
 const ACTION_FRAMES = 7;
+/** A retake's advice stays this long before the live guide speaks again; after MAX_RETAKES, "no face". */
+const RETAKE_HOLD_MS = 2500;
+const MAX_RETAKES = 3;
 
 // Figures the browser test prints (issue targets: first paint, last frame -> result, long tasks; the
 // face guide's round trips to the agent).
@@ -143,12 +160,17 @@ function attract() {
   // Staff: a long press (2 s) on the corner; a short touch there does nothing.
   const corner = main.querySelector('#staff-open')!;
   let press: number | undefined;
-  corner.addEventListener('pointerdown', () => (press = window.setTimeout(staffPin, STAFF_PRESS_MS)));
+  corner.addEventListener('pointerdown', () => (press = window.setTimeout(() => staffPin(), STAFF_PRESS_MS)));
   for (const end of ['pointerup', 'pointerleave', 'pointercancel'])
     corner.addEventListener(end, () => clearTimeout(press));
 }
 
+/** Opens the camera, or keeps it open (a retake, a step-up's QR scan follow a face on the same camera). */
 async function openCamera(): Promise<boolean> {
+  if (stream?.active) {
+    if (video.srcObject !== stream) video.srcObject = stream;
+    return true;
+  }
   try {
     stream = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480 }, audio: false });
   } catch {
@@ -169,9 +191,21 @@ async function qrFlow() {
     h('p', { class: 'hint' }, t.showQr),
   );
   if (!(await openCamera())) return;
+  const code = await scanQr(mine, QR_WAIT_MS);
+  if (code === null) return mine === run ? attract() : undefined;
+  show('checking', h('div', { class: 'spinner' }), h('p', { class: 'instruction' }, t.checking));
+  try {
+    const answer = await agent<DoorAnswer>('POST', `/events/${encodeURIComponent(token)}/qr`, { code });
+    if (mine === run) showAnswer(answer.status, answer.body, 'qr');
+  } catch {
+    result('error', t.unavailable, t.unavailableSub, false);
+  }
+}
+
+/** The text of the first QR code the camera shows within `waitMs`; null: none, or the run ended. */
+async function scanQr(mine: number, waitMs: number): Promise<string | null> {
   const started = performance.now();
-  while (mine === run) {
-    if (performance.now() - started > QR_WAIT_MS) return attract();
+  while (mine === run && performance.now() - started < waitMs) {
     grab.width = video.videoWidth;
     grab.height = video.videoHeight;
     const ctx = grab.getContext('2d', { willReadFrequently: true })!;
@@ -179,20 +213,10 @@ async function qrFlow() {
     const found = jsQR(ctx.getImageData(0, 0, grab.width, grab.height).data, grab.width, grab.height, {
       inversionAttempts: 'dontInvert',
     });
-    if (found?.data) {
-      show('checking', h('div', { class: 'spinner' }), h('p', { class: 'instruction' }, t.checking));
-      try {
-        const answer = await agent<DoorAnswer>('POST', `/events/${encodeURIComponent(token)}/qr`, {
-          code: found.data,
-        });
-        if (mine === run) showAnswer(answer.status, answer.body, 'qr');
-      } catch {
-        result('error', t.unavailable, t.unavailableSub, false);
-      }
-      return;
-    }
+    if (found?.data) return found.data;
     await sleep(200);
   }
+  return null;
 }
 
 function stopCamera() {
@@ -203,11 +227,32 @@ function stopCamera() {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function startFlow() {
+/**
+ * The camera with the face guide, then the challenge. After a `face_retake` (`retake`: the agent's
+ * reasons, worst first, and how many retakes so far) the camera stays on and the worst reason is shown
+ * for RETAKE_HOLD_MS before the live guide speaks again.
+ */
+async function startFlow(retake?: { reasons: RetakeReason[]; count: number }) {
   const mine = ++run;
-  const hint = h('p', { class: 'hint', id: 'hint' }, t.fitOval);
-  show('camera', h('div', { class: 'stage' }, video, h('div', { class: 'oval' })), hint);
+  const advice = retake?.reasons[0];
+  const hint = h('p', { class: 'hint', id: 'hint' }, advice ? t.retake[advice] : t.fitOval);
+  show(
+    'camera',
+    // Why the person is back at the camera: the picture, not them.
+    ...(advice ? [h('p', { class: 'step', id: 'retake-why' }, t.retakeWhy)] : []),
+    h('div', { class: 'stage' }, video, h('div', { class: 'oval' })),
+    hint,
+  );
+  if (advice) {
+    hint.classList.add('warn');
+    hint.dataset.retake = advice;
+    root.querySelector('main')!.dataset.retake = advice;
+  }
   if (!(await openCamera())) return;
+  if (advice) {
+    await sleep(RETAKE_HOLD_MS);
+    delete hint.dataset.retake;
+  }
   // The face guide: the browser judges the light; distance and centring come from the agent's own
   // detector (`POST /face-box` with a 320x240 copy), until the face has been well placed for 800 ms.
   // Without an engine on the agent the light alone gates (a 422 from identify then says "no face").
@@ -232,7 +277,7 @@ async function startFlow() {
     else if (performance.now() - goodSince >= 800) break;
     await sleep(guided ? 100 : 200);
   }
-  await challenge(mine);
+  await challenge(mine, retake?.count ?? 0);
 }
 
 const small = document.createElement('canvas');
@@ -304,7 +349,7 @@ function stepScreen(step: number, of: number, text: string, seconds: number) {
   return count;
 }
 
-async function challenge(mine: number) {
+async function challenge(mine: number, retakes: number) {
   let c: Challenge;
   try {
     c = (await agent<Challenge>('GET', '/challenge')).body;
@@ -346,10 +391,10 @@ async function challenge(mine: number) {
   const lastFrameAt = performance.now();
   show('checking', h('div', { class: 'spinner' }), h('p', { class: 'instruction' }, t.checking));
 
-  let answer: { status: number; body: DoorAnswer & { code?: string } };
+  let answer: { status: number; body: AgentAnswer };
   try {
     const streamed = await streaming;
-    answer = await agent<DoorAnswer>(
+    answer = await agent<AgentAnswer>(
       'POST',
       `/events/${encodeURIComponent(token)}/identify`,
       streamed ? { nonce: c.nonce } : { frames, nonce: c.nonce },
@@ -358,7 +403,7 @@ async function challenge(mine: number) {
     return result('error', t.unavailable, t.unavailableSub, false);
   }
   if (mine !== run) return;
-  showAnswer(answer.status, answer.body);
+  showAnswer(answer.status, answer.body, 'face', retakes);
   requestAnimationFrame(() =>
     requestAnimationFrame(() =>
       metrics.lastFrameToResultMs.push(Math.round(performance.now() - lastFrameAt)),
@@ -366,9 +411,16 @@ async function challenge(mine: number) {
   );
 }
 
-function showAnswer(status: number, a: DoorAnswer & { code?: string }, method: 'face' | 'qr' = 'face') {
+function showAnswer(status: number, a: AgentAnswer, method: 'face' | 'qr' | 'step-up' = 'face', retakes = 0) {
+  if (status === 422 && a.code === 'face_retake' && retakes < MAX_RETAKES) {
+    return void startFlow({ reasons: a.details?.reasons ?? [], count: retakes + 1 });
+  }
   if (status === 422) return result('no-face', t.noFace, '', true);
+  if (method === 'step-up' && (status === 404 || status === 409 || status === 410)) {
+    return result('error', t.stepUpExpired, '', false);
+  }
   if (status !== 200) return result('error', t.unavailable, t.unavailableSub, false);
+  if (a.outcome === 'step_up_required') return void stepUp(a);
   if (a.outcome === 'success') {
     const first = (a.guest?.displayName ?? '').trim().split(/\s+/)[0] ?? '';
     return result('welcome', t.welcome(first.charAt(0).toUpperCase() + first.slice(1)), t.welcomeSub, false);
@@ -379,6 +431,8 @@ function showAnswer(status: number, a: DoorAnswer & { code?: string }, method: '
   if (a.reason === 'event_closed') return result('closed', t.closed, t.closedSub, false);
   if (a.reason === 'capacity_reached') return result('full', t.full, t.fullSub, false);
   if (a.reason === 'method_not_allowed') return result('closed', t.methodNotAllowed, t.unavailableSub, false);
+  if (a.reason === 'step_up_failed')
+    return result('step-up-failed', t.stepUpFailed, t.stepUpFailedSub, false);
   if (method === 'qr') return result('not-recognised', t.qrUnknown, t.qrUnknownSub, false);
   return result('not-recognised', t.notRecognised, t.notRecognisedSub, true);
 }
@@ -396,6 +450,81 @@ function result(kind: string, title: string, sub: string, retry: boolean) {
   );
   root.querySelector('#retry')?.addEventListener('click', () => void startFlow());
   returnTimer = window.setTimeout(attract, kind === 'welcome' ? RESULT_MS.success : RESULT_MS.other);
+}
+
+/**
+ * A face between the two lines: the person shows their invitation QR code (scanned with the same
+ * camera as QR mode) or asks staff, who confirm with their PIN after checking a document. Back to
+ * attract when the agent's step-up expires.
+ */
+async function stepUp(s: StepUpRequired) {
+  const mine = ++run;
+  const qr = s.factors.includes('qr');
+  const staffAllowed = s.factors.includes('staff');
+  const leftMs = Math.min(60_000, Math.max(0, Date.parse(s.expiresAt) - Date.now()));
+  const endsAt = performance.now() + leftMs;
+  const count = h('div', { class: 'countdown', id: 'countdown' }, String(Math.ceil(leftMs / 1000)));
+  show(
+    'step-up',
+    h('h1', { id: 'step-up-title' }, t.stepUpTitle),
+    h('p', { class: 'sub' }, qr && staffAllowed ? t.stepUpSub : qr ? t.stepUpQrOnly : t.stepUpStaffOnly),
+    ...(qr ? [h('div', { class: 'stage small' }, video, h('div', { class: 'square' }), count)] : []),
+    ...(staffAllowed ? [h('button', { id: 'step-up-staff', class: 'secondary' }, t.stepUpStaffButton)] : []),
+  );
+  root.querySelector('#step-up-staff')?.addEventListener('click', () => staffPin(() => void stepUpStaff(s)));
+  returnTimer = window.setTimeout(attract, leftMs);
+  // The seconds left, on the camera picture, until the QR code is read or the screen changes.
+  const tick = window.setInterval(() => {
+    if (mine !== run || !count.isConnected) return clearInterval(tick);
+    count.textContent = String(Math.max(0, Math.ceil((endsAt - performance.now()) / 1000)));
+  }, 1000);
+  if (!qr) return stopCamera();
+  if (!(await openCamera())) return;
+  const code = await scanQr(mine, leftMs);
+  if (code === null || mine !== run) return;
+  show('checking', h('div', { class: 'spinner' }), h('p', { class: 'instruction' }, t.checking));
+  try {
+    const answer = await agent<AgentAnswer>('POST', `/step-up/${encodeURIComponent(s.attemptId)}`, {
+      factor: 'qr',
+      code,
+    });
+    if (mine === run) showAnswer(answer.status, answer.body, 'step-up');
+  } catch {
+    result('error', t.unavailable, t.unavailableSub, false);
+  }
+}
+
+/** Staff, in a session opened with their PIN: the candidate's name to check on a document, yes or no. */
+async function stepUpStaff(s: StepUpRequired) {
+  if (!staff) return attract();
+  const path = `/step-up/${encodeURIComponent(s.attemptId)}`;
+  const finish = async (answer: { status: number; body: AgentAnswer } | null) => {
+    const ending = staff;
+    staff = null;
+    clearTimeout(staffTimer);
+    if (ending) void staffCall('DELETE', '/staff/session', undefined, ending.token).catch(() => undefined);
+    if (!answer) return result('error', t.unavailable, t.unavailableSub, false);
+    showAnswer(answer.status, answer.body, 'step-up');
+  };
+  const candidate = await staffCall<{ name: string }>('GET', path).catch(() => null);
+  // Used, expired or gone meanwhile: showAnswer says so from the status alone.
+  if (candidate?.status !== 200)
+    return finish(candidate && { status: candidate.status, body: {} as AgentAnswer });
+  const decide = async (confirmed: boolean) =>
+    finish(await staffCall<AgentAnswer>('POST', path, { factor: 'staff', confirmed }).catch(() => null));
+  show(
+    'step-up-confirm',
+    h('h1', { id: 'step-up-name' }, t.stepUpConfirmTitle(candidate.body.name)),
+    h('p', { class: 'sub' }, t.stepUpConfirmSub),
+    h(
+      'div',
+      { class: 'staff-actions' },
+      h('button', { id: 'step-up-yes', class: 'primary' }, t.stepUpYes),
+      h('button', { id: 'step-up-no', class: 'secondary' }, t.stepUpNo),
+    ),
+  );
+  root.querySelector('#step-up-yes')!.addEventListener('click', () => void decide(true));
+  root.querySelector('#step-up-no')!.addEventListener('click', () => void decide(false));
 }
 
 // The staff fallback: PIN -> search the event's list on the device -> check a guest in by hand. The
@@ -449,7 +578,8 @@ function keypad(keys: string[], press: (key: string) => void, cls: string) {
   return pad;
 }
 
-function staffPin() {
+/** The PIN pad; a right PIN opens a staff session, then `opened` (by default the guest search). */
+function staffPin(opened: () => void = staffSearch) {
   run++;
   stopCamera();
   let pin = '';
@@ -470,7 +600,7 @@ function staffPin() {
       );
       if (answer.status === 200) {
         staff = { token: answer.body.token, idleMs: answer.body.idleTimeoutS * 1000 };
-        return staffSearch();
+        return opened();
       }
       message.textContent =
         answer.status === 429

@@ -57,6 +57,26 @@ const en = {
   staffCheckedIn: (name: string) => `${name} is checked in`,
   nextGuest: 'Next guest',
   done: 'Done',
+  // What to fix after a picture too poor to judge (the agent's `face_retake` reasons).
+  retake: {
+    move_closer: 'Come a little closer',
+    hold_still: 'Hold still',
+    more_light: 'More light please',
+    face_the_camera: 'Look at the camera',
+  },
+  retakeWhy: "Let's try that again",
+  stepUpTitle: 'Almost there',
+  stepUpSub: 'Show your invitation QR code, or ask a member of staff',
+  stepUpQrOnly: 'Show your invitation QR code',
+  stepUpStaffOnly: 'Please ask a member of staff',
+  stepUpStaffButton: 'Staff: confirm with PIN',
+  stepUpConfirmTitle: (name: string) => `Is this ${name}?`,
+  stepUpConfirmSub: 'Check their ID before you confirm.',
+  stepUpYes: 'Yes, check in',
+  stepUpNo: 'Not this person',
+  stepUpFailed: 'We could not confirm who you are',
+  stepUpFailedSub: 'Please ask a member of staff.',
+  stepUpExpired: 'Time is up: please start again',
 };
 type Texts = typeof en;
 
@@ -115,6 +135,25 @@ const ptBR: Texts = {
   staffCheckedIn: (name) => `Check-in de ${name} feito`,
   nextGuest: 'Próximo convidado',
   done: 'Concluir',
+  retake: {
+    move_closer: 'Chegue um pouco mais perto',
+    hold_still: 'Fique parado',
+    more_light: 'Precisamos de mais luz',
+    face_the_camera: 'Olhe para a câmera',
+  },
+  retakeWhy: 'Vamos tentar de novo',
+  stepUpTitle: 'Quase lá',
+  stepUpSub: 'Mostre o QR code do seu convite ou fale com a equipe',
+  stepUpQrOnly: 'Mostre o QR code do seu convite',
+  stepUpStaffOnly: 'Fale com a equipe',
+  stepUpStaffButton: 'Equipe: confirmar com PIN',
+  stepUpConfirmTitle: (name) => `É ${name}?`,
+  stepUpConfirmSub: 'Confira o documento antes de confirmar.',
+  stepUpYes: 'Sim, fazer check-in',
+  stepUpNo: 'Não é esta pessoa',
+  stepUpFailed: 'Não conseguimos confirmar quem é você',
+  stepUpFailedSub: 'Fale com a equipe.',
+  stepUpExpired: 'O tempo acabou: comece de novo',
 };
 
 export function textsFor(locale: string | undefined): { lang: Lang; t: Texts } {
