@@ -167,6 +167,24 @@ export const RECIPES: Record<string, Recipe> = {
     faces: true,
     body: (g, f) => ({ ...without(g, 'nonce', 'location'), frame: f.faceFrame, eventId: f.event.id }),
   },
+  checkinStepUp: {
+    as: 'apiKey',
+    // Each attempt is spent once: a fresh one per request, as identify opens it between the lines.
+    prepare: async (f) => {
+      const attemptId = randomUUID();
+      await f.app.deps.db.prisma.stepUpAttempt.create({
+        data: {
+          id: attemptId,
+          tenantId: f.org.tenantId,
+          personId: f.person.id,
+          score: 0.5,
+          expiresAt: new Date(Date.now() + 60_000),
+        },
+      });
+      return { params: { attemptId } };
+    },
+    body: () => ({ factor: 'staff' }),
+  },
   checkinGetQrToken: {},
   checkinRevokeQrToken: {
     prepare: async (f) => {
