@@ -14,7 +14,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { FACE_LINE_DEFAULTS, type FacePolicy } from '@portico/checkin-policy';
 import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
@@ -49,7 +48,6 @@ const CLOSED_SET_MAX = 2_000;
 
 // Relative paths are the caller's (pnpm runs the script in the package directory).
 const callerDir = process.env.INIT_CWD ?? process.cwd();
-const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2).filter((a) => a !== '--');
 function options(name: string): string[] {
   const values: string[] = [];
@@ -67,14 +65,8 @@ const integers = (name: string): number[] =>
     if (!Number.isInteger(n) || n < 1) throw new Error(`${name} takes a positive integer, not ${v}`);
     return n;
   });
-const jsonPath = path.resolve(
-  callerDir,
-  options('--json').pop() ?? path.join(packageDir, 'reports', 'evaluation.json'),
-);
-const pngPath = path.resolve(
-  callerDir,
-  options('--png').pop() ?? path.join(packageDir, 'reports', 'det.png'),
-);
+const jsonOption = options('--json').pop();
+const pngOption = options('--png').pop();
 const askedGalleries = integers('--gallery');
 const photosPerPerson = integers('--photos');
 const splitCount = integers('--splits').pop() ?? 10;
@@ -377,8 +369,12 @@ const report = {
   templateRefresh: refreshReport,
   targets,
 };
-await mkdir(path.dirname(jsonPath), { recursive: true });
-await writeFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+if (jsonOption) {
+  const jsonPath = path.resolve(callerDir, jsonOption);
+  await mkdir(path.dirname(jsonPath), { recursive: true });
+  await writeFile(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten           ${path.relative(callerDir, jsonPath)}`);
+}
 
 const grid = Array.from({ length: 201 }, (_, i) => i / 200);
 const curves: Curve[] = [reference].map((m, i) => {
@@ -419,10 +415,11 @@ const svg = detSvg({
   ],
   note: 'dots: the default accept and refuse lines; a rate of 0 is drawn on the axis',
 });
-await mkdir(path.dirname(pngPath), { recursive: true });
-await sharp(Buffer.from(svg)).png().toFile(pngPath);
-console.log(
-  `\nwritten           ${path.relative(callerDir, jsonPath)}, ${path.relative(callerDir, pngPath)}`,
-);
+if (pngOption) {
+  const pngPath = path.resolve(callerDir, pngOption);
+  await mkdir(path.dirname(pngPath), { recursive: true });
+  await sharp(Buffer.from(svg)).png().toFile(pngPath);
+  console.log(`written           ${path.relative(callerDir, pngPath)}`);
+}
 console.log(`elapsed           ${((performance.now() - started) / 1000).toFixed(1)} s`);
 if (setResults.some((r) => r.failed.length > 0)) process.exitCode = 1;
