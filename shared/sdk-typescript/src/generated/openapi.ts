@@ -374,7 +374,7 @@ export interface paths {
     };
     /**
      * The tenant’s settings (defaults filled in)
-     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.4 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.4 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     get: operations['getTenantSettings'];
     put?: never;
@@ -384,7 +384,7 @@ export interface paths {
     head?: never;
     /**
      * Update settings (partial)
-     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.4 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.4 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     patch: operations['updateTenantSettings'];
     trace?: never;
@@ -2174,12 +2174,12 @@ export interface components {
       matchThreshold: number;
       /**
        * @description Refuse line (0.0–1.0, at most `matchThreshold`, else 400 `validation_failed`): below it a face is refused (`not_recognised`); from it up to `matchThreshold` identify answers `step_up_required` and the person completes the check-in with one of `stepUpFactors`. Equal to `matchThreshold`: no step-up.
-       * @example 0.4
+       * @example 0.35
        */
       stepUpThreshold: number;
       /**
        * @description Quality floor of a check-in photo (0.0–1.0, from face size, sharpness, light and pose): below it identify decides nothing and answers 422 `face_retake` with what to fix; 0 judges every photo.
-       * @example 0.4
+       * @example 0.3
        */
       probeQualityMin: number;
       /**
@@ -2265,12 +2265,12 @@ export interface components {
       matchThreshold?: number;
       /**
        * @description Refuse line (0.0–1.0, at most `matchThreshold`, else 400 `validation_failed`): below it a face is refused (`not_recognised`); from it up to `matchThreshold` identify answers `step_up_required` and the person completes the check-in with one of `stepUpFactors`. Equal to `matchThreshold`: no step-up.
-       * @example 0.4
+       * @example 0.35
        */
       stepUpThreshold?: number;
       /**
        * @description Quality floor of a check-in photo (0.0–1.0, from face size, sharpness, light and pose): below it identify decides nothing and answers 422 `face_retake` with what to fix; 0 judges every photo.
-       * @example 0.4
+       * @example 0.3
        */
       probeQualityMin?: number;
       /**
