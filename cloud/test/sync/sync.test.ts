@@ -325,12 +325,12 @@ describe('edge devices and sync', () => {
       expect(guests.map((g) => g.status).sort()).toEqual(['checked_in', 'checked_in']);
     });
 
-    it('keeps tenants apart: another tenant’s device cannot replay or reach a check-in id (conflict), nor its events', async () => {
+    it('keeps tenants apart: another tenant’s device cannot replay or reach a check-in id, nor its events', async () => {
       const event = await openEvent(a);
       const mine = item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' });
       expect((await sync(deviceA, [mine])).body.results[0].status).toBe('accepted');
       const res = await sync(deviceB, [mine]);
-      expect(res.body.results[0]).toMatchObject({ status: 'rejected', code: 'conflict', outcome: null });
+      expect(res.body.results[0]).toMatchObject({ status: 'rejected', code: 'not_found', outcome: null });
       const p = await person(a.tenant.tenantId, 'Zé');
       const foreignPerson = await sync(deviceB, [item({ personId: p })]);
       expect(foreignPerson.body.results[0]).toMatchObject({ status: 'rejected', code: 'not_found' });
@@ -338,6 +338,24 @@ describe('edge devices and sync', () => {
         (await t.request('GET', `/v1/sync/events/${event.publicToken}/replica`, { headers: as(deviceB) }))
           .status,
       ).toBe(404);
+    });
+    it('answers a clientId of another tenant as an unknown one (never conflict): its item is judged on its own references', async () => {
+      const event = await openEvent(a);
+      const mine = item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' });
+      expect((await sync(deviceA, [mine])).body.results[0].status).toBe('accepted');
+      const fresh = { ...mine, clientId: newId() };
+      const [taken, unknown] = (await sync(deviceB, [mine, fresh])).body.results;
+      expect({ ...taken, clientId: null }).toEqual({ ...unknown, clientId: null });
+      expect(taken).toMatchObject({ status: 'rejected', code: 'not_found', detail: 'Event not found' });
+      // The same item as a replay of the device's own tenant's other door is still a conflict (same tenant).
+      expect((await sync(deviceA2, [mine])).body.results[0]).toMatchObject({ code: 'conflict' });
+      // Valid for B in every reference: the id still cannot be taken, and B is told to make a new one.
+      const own = (await sync(deviceB, [{ ...mine, eventId: (await openEvent(b)).id }])).body.results[0];
+      expect(own).toMatchObject({ status: 'rejected', code: 'validation_failed' });
+      expect(own.detail).not.toMatch(/another|tenant|device/);
+      expect(await t.deps.db.prisma.checkIn.findUnique({ where: { id: mine.clientId } })).toMatchObject({
+        tenantId: a.tenant.tenantId,
+      });
     });
     it('stores a synced frame encrypted as the check-in image only when the tenant keeps images, and keeps the check-in either way', async () => {
       const event = await openEvent(a);

@@ -139,7 +139,9 @@ export const SyncItemResult = z
       .openapi({
         description:
           '`validation_failed` malformed item (see `detail`); `not_found` event, guest or person not of the ' +
-          'device’s tenant; `conflict` the clientId names a check-in that is not this device’s.',
+          'device’s tenant; `conflict` the clientId names a check-in of another device of the same tenant. A ' +
+          'clientId used by another tenant is answered as an unknown one (the item’s references are checked ' +
+          'first); an otherwise valid item with it is `validation_failed`: generate a new id.',
       }),
     detail: z.string().nullable().openapi({
       description: 'Why it was rejected; on an accepted item, why its `frame` was not stored (else null).',

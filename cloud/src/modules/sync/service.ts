@@ -66,6 +66,14 @@ function frameType(bytes: Buffer): SavedFrame['contentType'] | null {
 const stepUpOf = (item: SyncItemT) =>
   item.method === 'facial' && item.stepUpFactor ? { factor: item.stepUpFactor } : null;
 
+/**
+ * A clientId already held by another tenant's check-in. The item is judged like one with an unknown id
+ * (its references first: another tenant's event is `not_found`), so the answer never says that the id
+ * exists elsewhere; ids are global, so an otherwise valid item is refused as unusable.
+ */
+const takenId = (clientId: string) =>
+  rejected(clientId, 'validation_failed', 'clientId cannot be used: generate a new one (UUIDv7)');
+
 const rejected = (clientId: string | null, code: ItemResult['code'], detail: string): ItemResult => ({
   clientId,
   status: 'rejected',
@@ -143,7 +151,9 @@ export function createSyncService(
       select: { tenantId: true, deviceId: true, outcome: true, conflict: true, receivedAt: true },
     });
     if (!row) return null;
-    if (row.tenantId !== actor.tenantId || row.deviceId !== actor.deviceId) {
+    // Reached only in a race (planBatch has checked the item's references): see takenId.
+    if (row.tenantId !== actor.tenantId) return takenId(clientId);
+    if (row.deviceId !== actor.deviceId) {
       return rejected(clientId, 'conflict', 'This clientId names a check-in of another device');
     }
     return {
@@ -283,10 +293,12 @@ export function createSyncService(
     const limit = deps.clock.now().getTime() + CLOCK_AHEAD_MS;
     for (const v of valid) {
       const { item } = v;
-      const row = known.get(item.clientId);
+      const held = known.get(item.clientId);
+      // Another tenant's id is unknown here (see takenId).
+      const row = held?.tenantId === actor.tenantId ? held : undefined;
       if (row) {
         results[v.at] =
-          row.tenantId !== actor.tenantId || row.deviceId !== actor.deviceId
+          row.deviceId !== actor.deviceId
             ? rejected(item.clientId, 'conflict', 'This clientId names a check-in of another device')
             : {
                 clientId: item.clientId,
@@ -315,7 +327,9 @@ export function createSyncService(
                 ? rejected(item.clientId, 'not_found', 'Guest not found')
                 : item.personId && !personIds.has(item.personId)
                   ? rejected(item.clientId, 'not_found', 'Person not found')
-                  : null;
+                  : held
+                    ? takenId(item.clientId)
+                    : null;
       if (problem) {
         results[v.at] = problem;
         continue;

@@ -3413,7 +3413,7 @@ export interface components {
        */
       receivedAt: string | null;
       /**
-       * @description `validation_failed` malformed item (see `detail`); `not_found` event, guest or person not of the device’s tenant; `conflict` the clientId names a check-in that is not this device’s.
+       * @description `validation_failed` malformed item (see `detail`); `not_found` event, guest or person not of the device’s tenant; `conflict` the clientId names a check-in of another device of the same tenant. A clientId used by another tenant is answered as an unknown one (the item’s references are checked first); an otherwise valid item with it is `validation_failed`: generate a new id.
        * @enum {string|null}
        */
       code: 'validation_failed' | 'not_found' | 'conflict' | null;
