@@ -1,5 +1,4 @@
-import type {
-  StepUpRequired} from '@portico/contract';
+import type { StepUpRequired } from '@portico/contract';
 import {
   CheckinResult,
   IdentifyRequest,
