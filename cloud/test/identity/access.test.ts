@@ -82,6 +82,31 @@ describe('the operator role', () => {
     expect(smtp.messages.some((m) => m.includes('rita@example.com'))).toBe(false);
   });
 
+  it('may read an identity’s QR token but not revoke it (403 forbidden); an admin or a checkin key may', async () => {
+    const a = await adminOf(app);
+    const op = await loggedInUser(app, a.tenant.tenantId, 'operator', `op-qr@${a.tenant.slug}.example.com`);
+    const admin = await loggedInUser(
+      app,
+      a.tenant.tenantId,
+      'admin',
+      `admin-qr@${a.tenant.slug}.example.com`,
+    );
+    const key = await keyOf(a.headers, ['checkin']);
+    const id = await person(a.headers);
+    const { identityId } = (await app.request('GET', `/v1/persons/${id}`, { headers: a.headers })).body;
+    const qr = `/v1/checkin/identities/${identityId}/qr-token`;
+
+    expect((await app.request('GET', qr, { headers: op })).status).toBe(201);
+    const refused = await app.request('DELETE', qr, { headers: op });
+    expect(refused.status, refused.text).toBe(403);
+    expect(refused.body.code).toBe('forbidden');
+    expect((await app.request('GET', qr, { headers: op })).status).toBe(200);
+
+    expect((await app.request('DELETE', qr, { headers: admin })).status).toBe(204);
+    expect((await app.request('GET', qr, { headers: a.headers })).status).toBe(201);
+    expect((await app.request('DELETE', qr, { headers: key.headers })).status).toBe(204);
+  });
+
   it('owners and admins still may change persons', async () => {
     const a = await adminOf(app);
     const admin = await loggedInUser(app, a.tenant.tenantId, 'admin', `admin@${a.tenant.slug}.example.com`);

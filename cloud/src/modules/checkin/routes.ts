@@ -22,6 +22,7 @@ import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
+import { requireManager } from '../auth/roles.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
 import { createStepUp } from './step-up.js';
@@ -327,7 +328,9 @@ export function checkinRoutes(deps: AppDeps) {
       path: '/v1/checkin/identities/{identityId}/qr-token',
       operationId: 'checkinRevokeQrToken',
       summary: "Revoke an identity's QR token",
-      description: 'The token stops working at once; the next GET creates a new one.',
+      description:
+        'The token stops working at once; the next GET creates a new one. A tenant user needs the owner or ' +
+        'admin role (an operator gets 403 `forbidden`); an API key needs the `checkin` scope.',
       tag: TAG,
       auth: ['adminSession', 'apiKey'],
       scope: 'checkin',
@@ -337,6 +340,8 @@ export function checkinRoutes(deps: AppDeps) {
         { status: 404, code: 'not_found', description: 'no identity, or no active token, in your tenant' },
       ],
       handler: async ({ params, actor, req, res }) => {
+        // Revoking cuts a person off at the door: a management act, not running check-in.
+        if (actor.kind === 'adminSession') requireManager(actor);
         await checkin.revokeQrToken(actor, params.identityId, requestMeta(req, res));
         return { status: 204 };
       },

@@ -757,7 +757,7 @@ export interface paths {
     post?: never;
     /**
      * Revoke an identity's QR token
-     * @description The token stops working at once; the next GET creates a new one.
+     * @description The token stops working at once; the next GET creates a new one. A tenant user needs the owner or admin role (an operator gets 403 `forbidden`); an API key needs the `checkin` scope.
      */
     delete: operations['checkinRevokeQrToken'];
     options?: never;
