@@ -2168,7 +2168,7 @@ export interface components {
        */
       biometricQualityLevel: number;
       /**
-       * @description Accept line (0.0–1.0): a face whose calibrated match score reaches it is admitted on the face alone. The score is built so that a stranger reaches s against one enrolled person with probability about 10^(-10 s); every 0.1 more admits about ten times fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
+       * @description Accept line (0.0–1.0) on the calibrated match score: a face at or above it is admitted on its own. Higher admits fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
        * @example 0.57
        */
       matchThreshold: number;
@@ -2259,7 +2259,7 @@ export interface components {
        */
       biometricQualityLevel?: number;
       /**
-       * @description Accept line (0.0–1.0): a face whose calibrated match score reaches it is admitted on the face alone. The score is built so that a stranger reaches s against one enrolled person with probability about 10^(-10 s); every 0.1 more admits about ten times fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
+       * @description Accept line (0.0–1.0) on the calibrated match score: a face at or above it is admitted on its own. Higher admits fewer strangers and sends more enrolled people to step-up. Between `stepUpThreshold` and this line a second factor decides (`step_up_required`). Measured rates at the default: see README.
        * @example 0.57
        */
       matchThreshold?: number;
