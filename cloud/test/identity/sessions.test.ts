@@ -357,6 +357,32 @@ describe('refresh and logout', () => {
     expect(audit).toHaveLength(1);
   });
 
+  it('refuses refresh and logout from another origin (403 forbidden) without spending the cookie; its own origin and non-browser callers pass', async () => {
+    const a = await adminOf(app);
+    const own = new URL(app.deps.config.publicUrl).origin;
+    for (const origin of ['https://evil.example', 'null']) {
+      for (const path of ['/v1/auth/refresh', '/v1/auth/logout']) {
+        const res = await app.request('POST', path, { headers: { ...cookie(a.refresh!), origin } });
+        expect(res.status, `${path} from ${origin}`).toBe(403);
+        expect(res.body.code).toBe('forbidden');
+        expect(res.headers.get('set-cookie')).toBeNull();
+      }
+    }
+    const crossSite = await app.request('POST', '/v1/auth/logout', {
+      headers: { ...cookie(a.refresh!), 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+    expect((await app.request('GET', '/v1/auth/me', { headers: a.headers })).status).toBe(200);
+    const fromConsole = await app.request('POST', '/v1/auth/refresh', {
+      headers: { ...cookie(a.refresh!), origin: own, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(fromConsole.status, fromConsole.text).toBe(200);
+    const out = await app.request('POST', '/v1/auth/logout', {
+      headers: cookie(refreshCookieOf(fromConsole)!),
+    });
+    expect(out.status).toBe(204);
+  });
+
   it('logout with only the bearer access token revokes that session', async () => {
     const a = await adminOf(app);
     const out = await app.request('POST', '/v1/auth/logout', { headers: a.headers });

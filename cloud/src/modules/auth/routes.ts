@@ -17,7 +17,7 @@ import { AppError, invalidFields } from '../../http/errors.js';
 import { createRateLimiter } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
-import { clearedRefreshCookie, readRefreshCookie, refreshCookie } from './cookie.js';
+import { clearedRefreshCookie, readRefreshCookie, refreshCookie, requireOwnOrigin } from './cookie.js';
 import { createMfaService } from './mfa.js';
 import { createAuthService, type IssuedSession } from './service.js';
 
@@ -26,6 +26,16 @@ const LIFETIMES =
   'Access token: HS256 JWT, 15 minutes (`expiresIn` 900). Refresh token: opaque, in the httpOnly cookie ' +
   '`portico_refresh` (Path=/v1/auth, SameSite=Strict, Secure outside development), 30 days from login, ' +
   'rotated on every refresh without extending those 30 days.';
+
+const ORIGIN_RULE =
+  'From a browser it is taken only from the service’s own pages: an `Origin` other than `PUBLIC_URL`’s ' +
+  '(or the request’s own host), `Origin: null` or `Sec-Fetch-Site: cross-site` is 403 `forbidden`, and the ' +
+  'cookie is left untouched.';
+const ORIGIN_ERROR = {
+  status: 403,
+  code: 'forbidden',
+  description: 'sent by a page of another origin',
+} as const;
 
 export function authRoutes(deps: AppDeps) {
   const limiter = createRateLimiter(deps.db, deps.clock);
@@ -93,13 +103,14 @@ export function authRoutes(deps: AppDeps) {
         `sets a new refresh cookie; the old refresh token is spent. ${LIFETIMES}\n\n` +
         'Presenting a refresh token that was already rotated means it was copied: the whole session family ' +
         'is revoked (every refresh token and access token of that login stops working) and the answer is ' +
-        '401 `refresh_token_reused`.',
+        `401 \`refresh_token_reused\`.\n\n${ORIGIN_RULE}`,
       tag: TAG,
       auth: ['public'],
       responses: {
         200: { description: 'A new access token; a new refresh cookie is set', schema: TokenResponse },
       },
       errors: [
+        ORIGIN_ERROR,
         { status: 401, code: 'unauthorized', description: 'no refresh cookie' },
         { status: 401, code: 'invalid_token', description: 'unknown or revoked refresh token' },
         { status: 401, code: 'token_expired', description: 'the 30-day session is over' },
@@ -110,6 +121,7 @@ export function authRoutes(deps: AppDeps) {
         },
       ],
       handler: async ({ req, res }) => {
+        requireOwnOrigin(req, deps.config.publicUrl);
         try {
           return withCookie(await auth.refresh(readRefreshCookie(req.headers.cookie), requestMeta(req, res)));
         } catch (err) {
@@ -131,11 +143,13 @@ export function authRoutes(deps: AppDeps) {
       description:
         'Revokes the session family of the refresh cookie (or, without a cookie, of the bearer access ' +
         'token): its refresh tokens and its access tokens stop working at once. Clears the cookie. ' +
-        'Always 204, also when there was nothing to revoke.',
+        `Always 204, also when there was nothing to revoke. ${ORIGIN_RULE}`,
       tag: TAG,
       auth: ['public', 'adminSession'],
       responses: { 204: { description: 'Logged out; the cookie is cleared' } },
+      errors: [ORIGIN_ERROR],
       handler: async ({ actor, req, res }) => {
+        requireOwnOrigin(req, deps.config.publicUrl);
         await auth.logout(
           {
             refreshToken: readRefreshCookie(req.headers.cookie),

@@ -79,6 +79,8 @@ export interface paths {
      * @description Reads the `portico_refresh` cookie (an Authorization header, even a stale one, is ignored), answers a new access token and sets a new refresh cookie; the old refresh token is spent. Access token: HS256 JWT, 15 minutes (`expiresIn` 900). Refresh token: opaque, in the httpOnly cookie `portico_refresh` (Path=/v1/auth, SameSite=Strict, Secure outside development), 30 days from login, rotated on every refresh without extending those 30 days.
      *
      *     Presenting a refresh token that was already rotated means it was copied: the whole session family is revoked (every refresh token and access token of that login stops working) and the answer is 401 `refresh_token_reused`.
+     *
+     *     From a browser it is taken only from the service’s own pages: an `Origin` other than `PUBLIC_URL`’s (or the request’s own host), `Origin: null` or `Sec-Fetch-Site: cross-site` is 403 `forbidden`, and the cookie is left untouched.
      */
     post: operations['authRefresh'];
     delete?: never;
@@ -98,7 +100,7 @@ export interface paths {
     put?: never;
     /**
      * Log out: revoke the session
-     * @description Revokes the session family of the refresh cookie (or, without a cookie, of the bearer access token): its refresh tokens and its access tokens stop working at once. Clears the cookie. Always 204, also when there was nothing to revoke.
+     * @description Revokes the session family of the refresh cookie (or, without a cookie, of the bearer access token): its refresh tokens and its access tokens stop working at once. Clears the cookie. Always 204, also when there was nothing to revoke. From a browser it is taken only from the service’s own pages: an `Origin` other than `PUBLIC_URL`’s (or the request’s own host), `Origin: null` or `Sec-Fetch-Site: cross-site` is 403 `forbidden`, and the cookie is left untouched.
      */
     post: operations['authLogout'];
     delete?: never;
@@ -4508,6 +4510,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `forbidden`: sent by a page of another origin */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -4553,7 +4564,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `forbidden`: sent by a page of another origin */
       403: {
         headers: {
           [name: string]: unknown;
