@@ -3,7 +3,6 @@
 // transaction under the event's lock, so an import of thousands never holds the lock for long.
 import busboy from 'busboy';
 import { parse as parseCsv } from 'csv-parse/sync';
-import ExcelJS from 'exceljs';
 import type { Request } from 'express';
 import { GUEST_IMPORT_MAX_ROWS, GuestFields, type z } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
@@ -13,8 +12,51 @@ import { newId } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
 import { findEvent, type AdminContext } from '../events/service.js';
 import { lockEvent, newGuestTokens } from './service.js';
+import {
+  readXlsxRows,
+  SpreadsheetLimitError,
+  UnreadableSpreadsheetError,
+  type SpreadsheetLimit,
+  type SpreadsheetLimits,
+} from './xlsx.js';
 
 export const UPLOAD_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * What one uploaded spreadsheet may hold, enforced while it is read so a small file that expands to
+ * millions of rows or gigabytes is refused early. Generous for a guest list: 5 fields of at most 200
+ * characters, a few ignored columns beside them.
+ */
+export const SPREADSHEET_LIMITS: SpreadsheetLimits = {
+  maxRows: GUEST_IMPORT_MAX_ROWS + 1,
+  maxColumns: 100,
+  maxCellChars: 4096,
+  maxEntryBytes: 16 * 1024 * 1024,
+  maxWorkbookBytes: 32 * 1024 * 1024,
+};
+
+/** A CSV row can be no longer than its cells at their longest: this bounds the CSV parser's buffers. */
+const CSV_MAX_ROW_CHARS = SPREADSHEET_LIMITS.maxColumns * SPREADSHEET_LIMITS.maxCellChars;
+
+const LIMIT_TEXT: Record<Exclude<SpreadsheetLimit, 'rows'>, string> = {
+  columns: `Cells beyond column ${SPREADSHEET_LIMITS.maxColumns} are not accepted`,
+  cellSize: `A cell holds more than ${SPREADSHEET_LIMITS.maxCellChars} characters`,
+  rowSize: `A CSV row holds more than ${CSV_MAX_ROW_CHARS} characters`,
+  entrySize: `A part of the XLSX file expands beyond ${SPREADSHEET_LIMITS.maxEntryBytes} bytes`,
+  workbookSize: `The XLSX file expands beyond ${SPREADSHEET_LIMITS.maxWorkbookBytes} bytes`,
+};
+
+/** 400 `too_many_rows` for the row limit, 413 `payload_too_large` naming the limit for the others. */
+function limitReached(error: SpreadsheetLimitError): AppError {
+  if (error.limit === 'rows') {
+    return new AppError(400, 'too_many_rows', `At most ${GUEST_IMPORT_MAX_ROWS} rows per file`, {
+      extra: { limit: 'rows', maxRows: GUEST_IMPORT_MAX_ROWS },
+    });
+  }
+  return new AppError(413, 'payload_too_large', `${LIMIT_TEXT[error.limit]}; nothing was imported`, {
+    extra: { limit: error.limit, max: error.max },
+  });
+}
 const CHUNK = 1000;
 
 type Field = keyof z.infer<typeof GuestFields>;
@@ -126,6 +168,8 @@ function kindOf(upload: Upload): 'csv' | 'xlsx' {
 }
 
 function csvRows(data: Buffer): string[][] {
+  const limits = SPREADSHEET_LIMITS;
+  let rows = 0;
   try {
     return parseCsv(data, {
       bom: true,
@@ -133,39 +177,38 @@ function csvRows(data: Buffer): string[][] {
       relax_column_count: true,
       skip_empty_lines: true,
       trim: true,
+      max_record_size: CSV_MAX_ROW_CHARS,
+      // Checked as each record is parsed, so parsing stops at the first one over a limit.
+      on_record: (record: string[]) => {
+        if (++rows > limits.maxRows) throw new SpreadsheetLimitError('rows', limits.maxRows);
+        let last = record.length;
+        while (last > 0 && record[last - 1] === '') last--;
+        if (last > limits.maxColumns) throw new SpreadsheetLimitError('columns', limits.maxColumns);
+        if (record.some((cell) => cell.length > limits.maxCellChars)) {
+          throw new SpreadsheetLimitError('cellSize', limits.maxCellChars);
+        }
+        return last < record.length ? record.slice(0, last) : record;
+      },
     }) as string[][];
   } catch (error) {
+    if (error instanceof SpreadsheetLimitError) throw limitReached(error);
+    if ((error as { code?: string }).code === 'CSV_MAX_RECORD_SIZE') {
+      throw limitReached(new SpreadsheetLimitError('rowSize', CSV_MAX_ROW_CHARS));
+    }
     throw new AppError(400, 'unsupported_file', `The CSV file cannot be read: ${(error as Error).message}`);
   }
 }
 
-function cellText(value: ExcelJS.CellValue): string {
-  if (value === null || value === undefined) return '';
-  if (value instanceof Date) return value.toISOString().slice(0, 10);
-  if (typeof value === 'object') {
-    if ('richText' in value) return value.richText.map((r) => r.text).join('');
-    if ('text' in value) return String(value.text);
-    if ('result' in value) return cellText(value.result as ExcelJS.CellValue);
-    return '';
-  }
-  return String(value);
-}
-
 async function xlsxRows(data: Buffer): Promise<string[][]> {
-  const book = new ExcelJS.Workbook();
   try {
-    await book.xlsx.load(data as unknown as ArrayBuffer);
-  } catch {
-    throw new AppError(400, 'unsupported_file', 'The XLSX file cannot be read');
+    return await readXlsxRows(data, SPREADSHEET_LIMITS);
+  } catch (error) {
+    if (error instanceof SpreadsheetLimitError) throw limitReached(error);
+    if (error instanceof UnreadableSpreadsheetError || error instanceof RangeError) {
+      throw new AppError(400, 'unsupported_file', 'The XLSX file cannot be read');
+    }
+    throw error;
   }
-  const sheet = book.worksheets[0];
-  if (!sheet) return [];
-  const rows: string[][] = [];
-  sheet.eachRow({ includeEmpty: false }, (row) => {
-    const values = row.values as ExcelJS.CellValue[];
-    rows.push(values.slice(1).map((v) => cellText(v).trim()));
-  });
-  return rows;
 }
 
 export interface ImportRowReport {
@@ -191,15 +234,9 @@ export function createGuestImport(deps: Pick<AppDeps, 'db' | 'clock'>) {
           { path: 'body.file', message: 'the header row needs a name column (name, full name, nome)' },
         ]);
       }
+      // The readers stop past the row limit; this is the same rule, said once more for any reader.
       if (body.length > GUEST_IMPORT_MAX_ROWS) {
-        throw new AppError(
-          400,
-          'too_many_rows',
-          `At most ${GUEST_IMPORT_MAX_ROWS} rows per file; got ${body.length}`,
-          {
-            extra: { maxRows: GUEST_IMPORT_MAX_ROWS, rows: body.length },
-          },
-        );
+        throw limitReached(new SpreadsheetLimitError('rows', SPREADSHEET_LIMITS.maxRows));
       }
 
       // What the event's list already holds, and what earlier rows of this file claimed.
