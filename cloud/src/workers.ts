@@ -7,6 +7,7 @@ import { createStepUp } from './modules/checkin/step-up.js';
 import { createModelSwitch } from './modules/faces/model-switch.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
 import { createJobRunner } from './modules/privacy/jobs.js';
+import { createPortalService } from './modules/portal/service.js';
 import { createPrivacyService } from './modules/privacy/service.js';
 import { createWebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
@@ -40,9 +41,11 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
   };
   const subscribe = deps.outbox.subscribe;
   const privacy = createPrivacyService(deps);
+  const portal = createPortalService(deps);
   const jobs = createJobRunner(deps, {
     'export.build': privacy.buildExport,
     'deletion.complete': privacy.completeDeletion,
+    'portal.magic_link': portal.sendMagicLink,
   });
   const loops = [
     startWorkerLoop({

@@ -63,6 +63,19 @@ describe('magic-link sign-in', () => {
     expect(app.smtp.messages.some((m) => m.includes('nobody.here@example.com'))).toBe(false);
   });
 
+  it('does the same work for a known and an unknown address: one sealed job queued, the lookup left to the worker', async () => {
+    const jobs = () => app.deps.db.prisma.job.count({ where: { kind: 'portal.magic_link' } });
+    const before = await jobs();
+    expect((await requestLink(app, EMAIL)).status).toBe(202);
+    expect(await jobs()).toBe(before + 1);
+    expect((await requestLink(app, 'nobody.else@example.com')).status).toBe(202);
+    expect(await jobs()).toBe(before + 2);
+    const rows = await app.deps.db.prisma.job.findMany({ where: { kind: 'portal.magic_link' } });
+    expect(JSON.stringify(rows.map((r) => r.payload))).not.toMatch(/example\.com/i);
+    await waitForMail(app.smtp, EMAIL, /portal\/login/);
+    expect(app.smtp.messages.some((m) => m.includes('nobody.else@example.com'))).toBe(false);
+  });
+
   it('refuses an expired link (15 minutes) and a forged one with 401 invalid_token', async () => {
     await requestLink(app, EMAIL);
     const mail = await waitForMail(app.smtp, EMAIL, /portal\/login/);

@@ -51,7 +51,8 @@ export function portalRoutes(deps: AppDeps) {
       operationId: 'requestPortalMagicLink',
       summary: 'E-mail a sign-in link to the person portal',
       description:
-        'Public. Answers 202 the same way whether or not the address is known; only an address that a tenant ' +
+        'Public. Answers 202 the same way, after the same work, whether or not the address is known: the ' +
+        'request queues the lookup, which runs in the background; only an address that a tenant ' +
         `holds (or an existing portal account) gets a mail. The link works once, for ${MAGIC_LINK_TTL_SECONDS / 60} ` +
         'minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per ' +
         'client an hour (429 `rate_limited`).',

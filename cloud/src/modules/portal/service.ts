@@ -8,7 +8,7 @@ import {
   PORTAL_TOKEN_TTL_SECONDS,
   Timestamp,
   z,
-  type MagicLinkRequest,
+  MagicLinkRequest,
   type Me,
   type MePatch,
   type PortalTokenResponse,
@@ -25,7 +25,7 @@ import { newId, type Tx } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
 import { signPortalToken } from '../auth/tokens.js';
 import { createPersonService } from '../persons/service.js';
-import { enqueueMail } from '../privacy/jobs.js';
+import { enqueueMail, enqueueSealedJob, openSealedJob, type JobRow } from '../privacy/jobs.js';
 import { magicLinkMail, signInAlertMail, type Language } from '../privacy/mails.js';
 
 type Deps = Pick<
@@ -122,7 +122,11 @@ export function createPortalService(deps: Deps) {
   });
 
   return {
-    /** The same answer whether or not the address is known; only a known address gets a mail. */
+    /**
+     * The same answer and the same work whether or not the address is known: the request only queues
+     * a sealed job, so its time says nothing about the address; the job (`sendMagicLink`) looks it up
+     * and mails a known one.
+     */
     async requestMagicLink(input: MagicLinkRequest, meta: RequestMeta): Promise<void> {
       await limiter.enforceAll(
         [
@@ -131,6 +135,17 @@ export function createPortalService(deps: Deps) {
         ],
         'Too many sign-in links requested; try again later',
       );
+      await enqueueSealedJob(prisma, deps, {
+        kind: 'portal.magic_link',
+        data: { email: input.email, ...(input.language && { language: input.language }) },
+        runAt: deps.clock.now(),
+      });
+      deps.outbox.notify();
+    },
+
+    /** The `portal.magic_link` job: only an address a tenant holds (or a portal account) gets a mail. */
+    sendMagicLink: async (job: JobRow): Promise<void> => {
+      const input = MagicLinkRequest.parse(openSealedJob(deps, job));
       const now = deps.clock.now();
       const account = await prisma.portalAccount.findUnique({ where: { email: input.email } });
       const person = account

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import type { MailMessage } from '../../infra/mail.js';
 
-export type JobKind = 'mail.send' | 'export.build' | 'deletion.complete';
+export type JobKind = 'mail.send' | 'export.build' | 'deletion.complete' | 'portal.magic_link';
 
 /** A claimed job is someone's for this long; a crashed process's jobs are claimed again after it. */
 const LEASE_MS = 5 * 60_000;
@@ -48,6 +48,25 @@ export async function enqueueMail(
   await tx.job.create({ data: { id, kind: 'mail.send', payload: { sealed }, runAt: now } });
 }
 
+const sealedContext = (jobId: string) => `job-sealed:${jobId}`;
+
+/** Queues a job whose payload carries personal data: stored encrypted, bound to the job's id. */
+export async function enqueueSealedJob(
+  tx: Pick<Tx, 'job'>,
+  deps: Pick<AppDeps, 'cipher'>,
+  job: { kind: Exclude<JobKind, 'mail.send'>; data: Record<string, unknown>; runAt: Date },
+): Promise<void> {
+  const id = newId();
+  const sealed = deps.cipher.encryptString(JSON.stringify(job.data), sealedContext(id)).toString('base64');
+  await tx.job.create({ data: { id, kind: job.kind, payload: { sealed }, runAt: job.runAt } });
+}
+
+/** The data of a job queued by `enqueueSealedJob`. */
+export function openSealedJob(deps: Pick<AppDeps, 'cipher'>, job: JobRow): unknown {
+  const sealed = Buffer.from(String(job.payload.sealed), 'base64');
+  return JSON.parse(deps.cipher.decryptString(sealed, sealedContext(job.id)));
+}
+
 export type JobHandlers = Record<Exclude<JobKind, 'mail.send'>, (job: JobRow) => Promise<void>>;
 
 /** One claim-and-run pass for a worker loop; true when a full batch was claimed (there may be more). */
@@ -84,14 +103,14 @@ export function createJobRunner(
       for (const job of jobs) {
         try {
           await run(job);
-          // A sent mail's sealed body has no further use: it is dropped with the success.
+          // A sent mail's (or magic-link request's) sealed body has no further use: dropped with the success.
           await prisma.job.update({
             where: { id: job.id },
             data: {
               status: 'done',
               finishedAt: deps.clock.now(),
               lockedUntil: null,
-              ...(job.kind === 'mail.send' ? { payload: {} } : {}),
+              ...(job.kind === 'mail.send' || job.kind === 'portal.magic_link' ? { payload: {} } : {}),
             },
           });
         } catch (err) {

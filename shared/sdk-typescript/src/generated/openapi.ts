@@ -1228,7 +1228,7 @@ export interface paths {
     put?: never;
     /**
      * E-mail a sign-in link to the person portal
-     * @description Public. Answers 202 the same way whether or not the address is known; only an address that a tenant holds (or an existing portal account) gets a mail. The link works once, for 15 minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per client an hour (429 `rate_limited`).
+     * @description Public. Answers 202 the same way, after the same work, whether or not the address is known: the request queues the lookup, which runs in the background; only an address that a tenant holds (or an existing portal account) gets a mail. The link works once, for 15 minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per client an hour (429 `rate_limited`).
      */
     post: operations['requestPortalMagicLink'];
     delete?: never;
