@@ -156,6 +156,32 @@ describe('guest import limits', () => {
     return { status: res.status, body };
   }
 
+  it('imports a workbook from the same ZIP writer that stays within the limits', async () => {
+    const rows =
+      '<row r="2"><c r="A2" t="inlineStr"><is><t>Ana &amp; Alves</t></is></c><c r="B2" t="inlineStr"><is><t>ana@example.com</t></is></c></row>' +
+      '<row r="3"><c r="A3" t="inlineStr"><is><t>Bruno Braga</t></is></c></row>';
+    const header = sheetHead.replace(
+      '</t></is></c></row>',
+      '</t></is></c><c r="B1" t="inlineStr"><is><t>email</t></is></c></row>',
+    );
+    const file = await workbook(await entryOf(SHEET, `${header}${rows}${sheetTail}`));
+    const form = new FormData();
+    form.append('file', new Blob([file]), 'ok.xlsx');
+    const res = await fetch(`${t.url}/v1/events/${eventId}/guests/import`, {
+      method: 'POST',
+      headers: a.headers,
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ created: 2, failed: 0 });
+    const guests = await t.deps.db.prisma.guest.findMany({ where: { eventId }, orderBy: { name: 'asc' } });
+    expect(guests.map((g) => [g.name, g.email])).toEqual([
+      ['Ana & Alves', 'ana@example.com'],
+      ['Bruno Braga', null],
+    ]);
+    await t.deps.db.prisma.guest.deleteMany({ where: { eventId } });
+  });
+
   const twoMillionRows = () => deflated(sheetHead, '<row><c><v>1</v></c></row>', 2_000_000, sheetTail);
 
   it('refuses an XLSX of 2 million tiny rows with 413 payload_too_large (entrySize) before inflating it', async () => {

@@ -36,7 +36,7 @@ export const SPREADSHEET_LIMITS: SpreadsheetLimits = {
 };
 
 /** A CSV row can be no longer than its cells at their longest: this bounds the CSV parser's buffers. */
-const CSV_MAX_ROW_CHARS = SPREADSHEET_LIMITS.maxColumns * SPREADSHEET_LIMITS.maxCellChars;
+export const CSV_MAX_ROW_CHARS = SPREADSHEET_LIMITS.maxColumns * SPREADSHEET_LIMITS.maxCellChars;
 
 const LIMIT_TEXT: Record<Exclude<SpreadsheetLimit, 'rows'>, string> = {
   columns: `Cells beyond column ${SPREADSHEET_LIMITS.maxColumns} are not accepted`,

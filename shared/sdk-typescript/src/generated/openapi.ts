@@ -985,6 +985,8 @@ export interface paths {
     /**
      * Import guests from a spreadsheet (CSV or XLSX)
      * @description Integrator API key or tenant admin session; always within the caller’s tenant. multipart/form-data with the file in field `file`. Each row is checked on its own and reported by its spreadsheet row number: `created`, `duplicate` (same e-mail or document as an earlier row or a guest already on the list; `duplicateOf` names it) or `failed` with its errors. Guests start `pending`. At most 20000 rows; rows are written in chunks of 1,000, each a short transaction.
+     *
+     *     Limits, enforced while the file is read (an XLSX is inflated and scanned streaming, so a small file that expands to millions of rows is stopped at the limit): more than 20000 rows with a value: 400 `too_many_rows`. Otherwise 413 `payload_too_large` with `limit` naming the one passed and `max` its value: `columns` (a value beyond column 100), `cellSize` (a cell over 4096 characters), `entrySize` (an XLSX part over 16777216 bytes decompressed, whatever its ZIP header declares), `workbookSize` (the parts read over 33554432 bytes decompressed together), `rowSize` (a CSV row over 409600 characters). Nothing is stored then.
      */
     post: operations['importGuests'];
     delete?: never;
@@ -8814,7 +8816,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `payload_too_large`: the file is over 10 MB */
+      /** @description `payload_too_large`: the file is over 10 MB, or passes a limit while read (`limit` names it, `max` its value) */
       413: {
         headers: {
           [name: string]: unknown;
