@@ -1,6 +1,7 @@
 /**
  * `pnpm --filter @portico/face-engine eval [folder ...] [--gallery N ...] [--photos K ...] [--splits S]
- * [--enroll-quality Q] [--json FILE] [--png FILE]`: open-set identification measured on labelled photos.
+ * [--enroll-quality Q] [--measure-only] [--json FILE] [--png FILE]`: open-set identification measured on
+ * labelled photos.
  *
  * A folder is a set (`lfw-dev/<person>/*.jpg`) or a parent of sets (`eval-faces/<set>/<person>/*.jpg`);
  * default ../shared/faces and ../shared/eval-faces beside the workspace. Every photo is embedded once
@@ -15,7 +16,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
-import { FACE_LINE_DEFAULTS, type FacePolicy } from '@portico/checkin-policy';
+import { FACE_LINE_DEFAULTS, TEMPLATE_REFRESH, type FacePolicy } from '@portico/checkin-policy';
 import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import { falseMatchRateAt, TAIL_KNEE, TAIL_SLOPE } from '../src/calibration.js';
 import { evaluateEmbeddings, type EvaluationReport } from '../src/evaluation.js';
@@ -42,7 +43,7 @@ const CHECKED_SCORES = [0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.
 /** Galleries beyond the data: FPIR from the per-pair rate, 1 - (1 - r)^N. */
 const EXTRAPOLATED = [10_000, 100_000];
 /** The refresh the tenant option applies (cloud: tenant setting refreshTemplates). */
-const REFRESH = { margin: 0.1, keep: 2 } as const;
+const REFRESH = TEMPLATE_REFRESH;
 /** Closed-set figures (all pairs of a set) only where they take seconds. */
 const CLOSED_SET_MAX = 2_000;
 
@@ -71,6 +72,9 @@ const askedGalleries = integers('--gallery');
 const photosPerPerson = integers('--photos');
 const splitCount = integers('--splits').pop() ?? 10;
 const enrollQualityOption = options('--enroll-quality').pop();
+/** Only the measured rates (no per-pair rates, refresh or extrapolation): for the largest galleries. */
+const measureOnly = args.includes('--measure-only');
+if (measureOnly) args.splice(args.indexOf('--measure-only'), 1);
 const unknown = args.find((a) => a.startsWith('--'));
 if (unknown) throw new Error(`unknown option ${unknown}`);
 const defaults = [defaultLabelledDir(), path.resolve(defaultLabelledDir(), '..', 'eval-faces')];
@@ -184,7 +188,7 @@ for (const k of ks) {
     const t0 = performance.now();
     const plan = { gallery, photosPerPerson: k, splits: splitCount, seed: SEED, enrollQuality };
     // The per-pair rates come from the first configuration (fewest photos, smallest gallery).
-    const perPair = measuredRuns.length === 0;
+    const perPair = measuredRuns.length === 0 && !measureOnly;
     const runs = planSplits(photos, plan).map((split) => runSplit(photos, split, perPair));
     const result = measure(plan, runs, photos, policy);
     measuredRuns.push({ result, runs });
@@ -216,50 +220,9 @@ for (const k of ks) {
   }
 }
 
-// ---- 3. template refresh (a tenant option, off by default), on the first configuration's splits
-const first = measuredRuns[0]!.result;
-const refreshPlan = {
-  gallery: first.gallery,
-  photosPerPerson: first.photosPerPerson,
-  splits: splitCount,
-  seed: SEED,
-  enrollQuality,
-};
-const refreshRuns = planSplits(photos, refreshPlan).map((split) =>
-  runRefresh(photos, split, policy, REFRESH),
-);
-const withRefresh = measure(
-  refreshPlan,
-  refreshRuns.map((r) => r.withRefresh),
-  photos,
-  policy,
-);
-const withoutRefresh = measure(
-  refreshPlan,
-  refreshRuns.map((r) => r.without),
-  photos,
-  policy,
-);
-const refreshedCount = refreshRuns.reduce((n, r) => n + r.refreshed, 0);
-console.log(
-  `\ntemplate refresh (${first.gallery} enrolled, ${first.photosPerPerson} photo(s)): a check-in accepted at or above ${policy.matchThreshold} + ${REFRESH.margin} joins the template (enrollment photos + the last ${REFRESH.keep} such); ${refreshedCount} refreshes`,
-);
-console.log(
-  `  on each person's probes after the first (${withRefresh.genuineProbes}):   without    with refresh`,
-);
-for (const [name, key] of [
-  ['enrolled refused', 'refused'],
-  ['enrolled sent to step-up', 'stepUp'],
-  ['wrong person admitted', 'wrongPerson'],
-  ['rank-1', 'rank1'],
-] as const) {
-  console.log(
-    `  ${name.padEnd(40)} ${pct(withoutRefresh[key]).padStart(8)}   ${pct(withRefresh[key]).padStart(8)}`,
-  );
-}
-const refreshReport = { rule: REFRESH, refreshes: refreshedCount, without: withoutRefresh, withRefresh };
+// Template refresh, per-pair rates and extrapolations: on the first configuration, unless --measure-only.
+const deeper = measureOnly ? null : analyse();
 
-// ---- 4. per-pair rates against the score's promise, and what the lines do (sweep)
 function pooled(runs: readonly SplitRun[]): { impostor: ScoreHistogram; genuine: number[] } {
   const impostor = new ScoreHistogram();
   const genuine: number[] = [];
@@ -270,42 +233,104 @@ function pooled(runs: readonly SplitRun[]): { impostor: ScoreHistogram; genuine:
   }
   return { impostor, genuine };
 }
-const reference = measuredRuns[0]!;
-const { impostor, genuine } = pooled(reference.runs);
-console.log(
-  `\nper-pair rates (${reference.result.gallery} enrolled, ${reference.result.photosPerPerson} photo(s)): ${impostor.total} stranger pairs, ${genuine.length} genuine pairs; the promise is 10^(-10 s) (normal tail to z ${TAIL_KNEE}, then ${TAIL_SLOPE} per unit of z)`,
-);
-console.log('  score   measured FMR  pairs >= s   promised     measured/promised   genuine under s');
-const calibrationCheck = CHECKED_SCORES.map((s) => {
-  const pairs = impostor.atOrAbove(s);
-  const measured = pairs / impostor.total;
-  const promised = falseMatchRateAt(s);
-  const genuineUnder = genuine.filter((g) => g < s).length / genuine.length;
-  console.log(
-    `  ${s.toFixed(2)}    ${sci(measured).padEnd(13)} ${String(pairs).padEnd(12)} ${sci(promised).padEnd(12)} ${(pairs ? (measured / promised).toFixed(2) : '-').padEnd(19)} ${pct(genuineUnder)}`,
-  );
-  return { score: s, measured, pairs, promised, ratio: pairs ? measured / promised : null, genuineUnder };
-});
 
-// ---- 5. beyond the data: labelled extrapolations
-// No stranger pair at the line: the rate is under 3 / pairs (95 % upper bound of a zero count).
-const acceptPairs = impostor.atOrAbove(policy.matchThreshold);
-const acceptRate = acceptPairs > 0 ? acceptPairs / impostor.total : 3 / impostor.total;
-const rateNote =
-  acceptPairs > 0
-    ? `r = ${sci(acceptRate)}`
-    : `r < ${sci(acceptRate)} (no stranger pair at the line; an upper bound)`;
-const extrapolated = EXTRAPOLATED.map((n) => ({
-  gallery: n,
-  photosPerPerson: reference.result.photosPerPerson,
-  strangersAdmitted: atLeastOne(acceptRate, n),
-  upperBound: acceptPairs === 0,
-  extrapolated: true,
-  method: `1 - (1 - r)^N with ${rateNote}, the measured per-pair rate at the accept line ${policy.matchThreshold}; scores taken as independent`,
-}));
-console.log('\nextrapolated (beyond the data; scores taken as independent)');
-for (const e of extrapolated)
-  console.log(`  ${e.gallery} enrolled: strangers admitted ~${pct(e.strangersAdmitted)}`);
+function analyse() {
+  // ---- 3. template refresh (a tenant option, off by default), on the first configuration's splits
+  const first = measuredRuns[0]!.result;
+  const refreshPlan = {
+    gallery: first.gallery,
+    photosPerPerson: first.photosPerPerson,
+    splits: splitCount,
+    seed: SEED,
+    enrollQuality,
+  };
+  const refreshRuns = planSplits(photos, refreshPlan).map((split) =>
+    runRefresh(photos, split, policy, REFRESH),
+  );
+  const withRefresh = measure(
+    refreshPlan,
+    refreshRuns.map((r) => r.withRefresh),
+    photos,
+    policy,
+  );
+  const withoutRefresh = measure(
+    refreshPlan,
+    refreshRuns.map((r) => r.without),
+    photos,
+    policy,
+  );
+  const refreshedCount = refreshRuns.reduce((n, r) => n + r.refreshed, 0);
+  console.log(
+    `\ntemplate refresh (${first.gallery} enrolled, ${first.photosPerPerson} photo(s)): a check-in accepted at or above ${policy.matchThreshold} + ${REFRESH.margin} joins the template (enrollment photos + the last ${REFRESH.keep} such); ${refreshedCount} refreshes`,
+  );
+  console.log(
+    `  on each person's probes after the first (${withRefresh.genuineProbes}):   without    with refresh`,
+  );
+  for (const [name, key] of [
+    ['enrolled refused', 'refused'],
+    ['enrolled sent to step-up', 'stepUp'],
+    ['wrong person admitted', 'wrongPerson'],
+    ['rank-1', 'rank1'],
+  ] as const) {
+    console.log(
+      `  ${name.padEnd(40)} ${pct(withoutRefresh[key]).padStart(8)}   ${pct(withRefresh[key]).padStart(8)}`,
+    );
+  }
+  const refreshReport = { rule: REFRESH, refreshes: refreshedCount, without: withoutRefresh, withRefresh };
+
+  // ---- 4. per-pair rates against the score's promise, and what the lines do (sweep)
+  const reference = measuredRuns[0]!;
+  const { impostor, genuine } = pooled(reference.runs);
+  console.log(
+    `\nper-pair rates (${reference.result.gallery} enrolled, ${reference.result.photosPerPerson} photo(s)): ${impostor.total} stranger pairs, ${genuine.length} genuine pairs; the promise is 10^(-10 s) (normal tail to z ${TAIL_KNEE}, then ${TAIL_SLOPE} per unit of z)`,
+  );
+  console.log('  score   measured FMR  pairs >= s   promised     measured/promised   genuine under s');
+  const calibrationCheck = CHECKED_SCORES.map((s) => {
+    const pairs = impostor.atOrAbove(s);
+    const measured = pairs / impostor.total;
+    const promised = falseMatchRateAt(s);
+    const genuineUnder = genuine.filter((g) => g < s).length / genuine.length;
+    console.log(
+      `  ${s.toFixed(2)}    ${sci(measured).padEnd(13)} ${String(pairs).padEnd(12)} ${sci(promised).padEnd(12)} ${(pairs ? (measured / promised).toFixed(2) : '-').padEnd(19)} ${pct(genuineUnder)}`,
+    );
+    return { score: s, measured, pairs, promised, ratio: pairs ? measured / promised : null, genuineUnder };
+  });
+
+  // ---- 5. beyond the data: labelled extrapolations
+  // No stranger pair at the line: the rate is under 3 / pairs (95 % upper bound of a zero count).
+  const acceptPairs = impostor.atOrAbove(policy.matchThreshold);
+  const acceptRate = acceptPairs > 0 ? acceptPairs / impostor.total : 3 / impostor.total;
+  const rateNote =
+    acceptPairs > 0
+      ? `r = ${sci(acceptRate)}`
+      : `r < ${sci(acceptRate)} (no stranger pair at the line; an upper bound)`;
+  const extrapolated = EXTRAPOLATED.map((n) => ({
+    gallery: n,
+    photosPerPerson: reference.result.photosPerPerson,
+    strangersAdmitted: atLeastOne(acceptRate, n),
+    upperBound: acceptPairs === 0,
+    extrapolated: true,
+    method: `1 - (1 - r)^N with ${rateNote}, the measured per-pair rate at the accept line ${policy.matchThreshold}; scores taken as independent`,
+  }));
+  console.log('\nextrapolated (beyond the data; scores taken as independent)');
+  for (const e of extrapolated)
+    console.log(
+      `  ${e.gallery} enrolled: strangers admitted ${e.upperBound ? '<' : '~'}${pct(e.strangersAdmitted)} (${rateNote})`,
+    );
+  return {
+    reference,
+    refreshReport,
+    perPair: {
+      gallery: reference.result.gallery,
+      photosPerPerson: reference.result.photosPerPerson,
+      strangerPairs: impostor.total,
+      genuinePairs: genuine.length,
+      tail: { knee: TAIL_KNEE, slope: TAIL_SLOPE },
+      calibrationCheck,
+    },
+    extrapolated,
+  };
+}
 
 // ---- 6. targets of issue 22 (judged elsewhere on the held-out half; here on these photos)
 const at1000 = (k: number) =>
@@ -357,16 +382,9 @@ const report = {
   people: people.size,
   photos: photos.length,
   measured: measuredRuns.map((m) => m.result),
-  perPair: {
-    gallery: reference.result.gallery,
-    photosPerPerson: reference.result.photosPerPerson,
-    strangerPairs: impostor.total,
-    genuinePairs: genuine.length,
-    tail: { knee: TAIL_KNEE, slope: TAIL_SLOPE },
-    calibrationCheck,
-  },
-  extrapolated,
-  templateRefresh: refreshReport,
+  ...(deeper
+    ? { perPair: deeper.perPair, extrapolated: deeper.extrapolated, templateRefresh: deeper.refreshReport }
+    : {}),
   targets,
 };
 if (jsonOption) {
@@ -377,7 +395,7 @@ if (jsonOption) {
 }
 
 const grid = Array.from({ length: 201 }, (_, i) => i / 200);
-const curves: Curve[] = [reference].map((m, i) => {
+const curves: Curve[] = (deeper ? [deeper.reference] : []).map((m, i) => {
   const p = pooled(m.runs);
   const sorted = [...p.genuine].sort((a, b) => a - b);
   const under = (t: number) => {
@@ -415,7 +433,7 @@ const svg = detSvg({
   ],
   note: 'dots: the default accept and refuse lines; a rate of 0 is drawn on the axis',
 });
-if (pngOption) {
+if (pngOption && deeper) {
   const pngPath = path.resolve(callerDir, pngOption);
   await mkdir(path.dirname(pngPath), { recursive: true });
   await sharp(Buffer.from(svg)).png().toFile(pngPath);
