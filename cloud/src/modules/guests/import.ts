@@ -35,8 +35,8 @@ export const SPREADSHEET_LIMITS: SpreadsheetLimits = {
   maxWorkbookBytes: 32 * 1024 * 1024,
 };
 
-/** A CSV row can be no longer than its cells at their longest: this bounds the CSV parser's buffers. */
-export const CSV_MAX_ROW_CHARS = SPREADSHEET_LIMITS.maxColumns * SPREADSHEET_LIMITS.maxCellChars;
+/** Characters in one CSV row: bounds the CSV parser's buffers, far above any real guest row. */
+export const CSV_MAX_ROW_CHARS = 64 * 1024;
 
 const LIMIT_TEXT: Record<Exclude<SpreadsheetLimit, 'rows'>, string> = {
   columns: `Cells beyond column ${SPREADSHEET_LIMITS.maxColumns} are not accepted`,
