@@ -102,6 +102,15 @@ async function main(): Promise<void> {
         FROM generate_series(1, ${LIST_GUESTS}::int) AS g`;
     console.log(`(set-up: ${LIST_GUESTS} confirmed guests written in ${fmt(performance.now() - t0)} ms)`);
     const base = `/v1/events/${listEvent.publicToken}/confirmed-list`;
+    // The list is read as an offline reader does: with the event's list token, no session.
+    const { token: listToken } = (await api('POST', `/v1/events/${listEvent.id}/list-token`)) as {
+      token: string;
+    };
+    const readList = async (url: string) => {
+      const res = await fetch(server.url + url, { headers: { 'x-list-token': listToken } });
+      if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
     let checkpoint = '';
     for (const limit of PAGE_SIZES) {
       t0 = performance.now();
@@ -109,7 +118,7 @@ async function main(): Promise<void> {
       let pages = 0;
       let items = 0;
       do {
-        const page = (await api('GET', `${base}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)) as {
+        const page = (await readList(`${base}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)) as {
           items: unknown[];
           nextCursor: string | null;
           checkpoint: string;
@@ -126,7 +135,7 @@ async function main(): Promise<void> {
     const empty: number[] = [];
     for (let i = 0; i < 50; i++) {
       t0 = performance.now();
-      const page = (await api('GET', `${base}?since=${checkpoint}`)) as {
+      const page = (await readList(`${base}?since=${checkpoint}`)) as {
         items: unknown[];
         removed: unknown[];
       };

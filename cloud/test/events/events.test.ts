@@ -283,6 +283,8 @@ describe('events', () => {
       ['delete', '/v1/events/{id}'],
       ['get', '/v1/events/{token}/branding'],
       ['get', '/v1/events/{token}/confirmed-list'],
+      ['post', '/v1/events/{id}/list-token'],
+      ['delete', '/v1/events/{id}/list-token'],
       ['post', '/v1/events/{id}/guests'],
       ['get', '/v1/events/{id}/guests'],
       ['patch', '/v1/events/{id}/guests/{guestId}'],

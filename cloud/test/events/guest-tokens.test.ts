@@ -2,7 +2,7 @@
 // person-linked guest's QR check-in does; and tenant isolation of every event and guest id and token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { adminOf } from '../support/identity.js';
+import { adminOf, loggedInUser } from '../support/identity.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 /** Field names and values no public guest form may carry. */
@@ -50,6 +50,20 @@ describe('guests by token', () => {
     return res.body;
   };
   const linkToken = (guest: { checkinUrl: string }) => guest.checkinUrl.split('/').at(-1)!;
+  /** The list token of an event, made by its admin, and the header that carries it. */
+  const listTokens = new Map<string, string>();
+  const listToken = async (event: { id: string }) => {
+    if (!listTokens.has(event.id)) {
+      const res = await t.request('POST', `/v1/events/${event.id}/list-token`, { headers: a.headers });
+      expect(res.status, res.text).toBe(201);
+      listTokens.set(event.id, res.body.token);
+    }
+    return { 'x-list-token': listTokens.get(event.id)! };
+  };
+  const confirmedList = async (event: { id: string; publicToken: string }, query = '') =>
+    t.request('GET', `/v1/events/${event.publicToken}/confirmed-list${query}`, {
+      headers: await listToken(event),
+    });
   const PERSONAL = {
     email: 'rita@example.com',
     phone: '+351 912 345 678',
@@ -124,7 +138,7 @@ describe('guests by token', () => {
     expect(await answer(g1, 'decline')).toMatchObject({ status: 200, body: declined.body });
     expect((await answer(g2, 'confirm')).body.status).toBe('confirmed');
     // The confirmed list reports g1's removal to kiosks.
-    const list = await t.request('GET', `/v1/events/${event.publicToken}/confirmed-list`);
+    const list = await confirmedList(event);
     expect(list.body.items.map((i: { name: string }) => i.name)).toEqual(['Two']);
 
     const visit = await t.request('GET', `/v1/public/checkin/link/${linkToken(g2)}`);
@@ -232,12 +246,64 @@ describe('guests by token', () => {
     expect(scan.body.outcome).toBe('success');
     const row = await t.deps.db.prisma.checkIn.findUniqueOrThrow({ where: { id: scan.body.checkInId } });
     expect(row.guestId).toBe(guest.id);
-    const list = await t.request('GET', `/v1/events/${event.publicToken}/confirmed-list`);
+    const list = await confirmedList(event);
     expect(list.body.items).toEqual([
       { guestId: guest.id, name: 'Qr Person', status: 'checked_in', checkedInAt: expect.any(String) },
     ]);
     const link = await t.request('GET', `/v1/public/checkin/link/${linkToken(guest)}`);
     expect(link.body.result).toBe('already_checked_in');
+  });
+
+  it('keeps the confirmed list from the invitation’s event token: it needs the event’s list token (401 without), which an admin makes and rotates', async () => {
+    const event = await newEvent({}, 'published');
+    const guest = await addGuest(event.id, { name: 'Listed', status: 'confirmed' });
+    const path = `/v1/events/${event.publicToken}/confirmed-list`;
+    const bare = await t.request('GET', path);
+    expect(bare.status, bare.text).toBe(401);
+    expect(bare.body.code).toBe('unauthorized');
+    expect(bare.text).not.toContain('Listed');
+    // What the invitation's tokens still open: the branding and the guest's own data.
+    expect((await t.request('GET', `/v1/events/${event.publicToken}/branding`)).status).toBe(200);
+    const own = await t.request('GET', `/v1/events/${event.publicToken}/guests/${guest.guestToken}`);
+    expect(own.status).toBe(200);
+    expect(own.body.displayName).toBe('Listed');
+
+    const operator = await loggedInUser(t, a.tenant.tenantId, 'operator', `op@${a.tenant.slug}.example.com`);
+    const refused = await t.request('POST', `/v1/events/${event.id}/list-token`, { headers: operator });
+    expect(refused.status).toBe(403);
+    const made = await t.request('POST', `/v1/events/${event.id}/list-token`, { headers: a.headers });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body).toEqual({ token: expect.stringMatching(/^plt_/), createdAt: expect.any(String) });
+    const row = await t.deps.db.prisma.event.findUniqueOrThrow({ where: { id: event.id } });
+    expect(JSON.stringify(row)).not.toContain(made.body.token);
+    const read = await t.request('GET', path, { headers: { 'x-list-token': made.body.token } });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.items.map((i: { name: string }) => i.name)).toEqual(['Listed']);
+    for (const wrong of [event.publicToken, `${made.body.token}x`, 'plt_nope']) {
+      const res = await t.request('GET', path, { headers: { 'x-list-token': wrong } });
+      expect(res.status, wrong).toBe(401);
+      expect(res.body.code).toBe('invalid_token');
+    }
+    // Another event's list token opens only its own event.
+    const other = await newEvent({}, 'published');
+    expect((await t.request('GET', path, { headers: await listToken(other) })).status).toBe(401);
+
+    // Rotation: the new token works at once, the old one no longer; revocation ends it.
+    const rotated = await t.request('POST', `/v1/events/${event.id}/list-token`, { headers: a.headers });
+    expect(rotated.body.token).not.toBe(made.body.token);
+    expect((await t.request('GET', path, { headers: { 'x-list-token': made.body.token } })).status).toBe(401);
+    expect((await t.request('GET', path, { headers: { 'x-list-token': rotated.body.token } })).status).toBe(
+      200,
+    );
+    expect(
+      (await t.request('DELETE', `/v1/events/${event.id}/list-token`, { headers: a.headers })).status,
+    ).toBe(204);
+    expect((await t.request('GET', path, { headers: { 'x-list-token': rotated.body.token } })).status).toBe(
+      401,
+    );
+    expect(
+      (await t.request('DELETE', `/v1/events/${event.id}/list-token`, { headers: a.headers })).status,
+    ).toBe(404);
   });
 
   it('serves the confirmed list in pages, then only changes since the checkpoint, removals included', async () => {
@@ -256,6 +322,7 @@ describe('guests by token', () => {
       );
     }
     const base = `/v1/events/${event.publicToken}/confirmed-list`;
+    const headers = await listToken(event);
     const fetchAll = async (query: string) => {
       const items: { guestId: string }[] = [];
       const removed: string[] = [];
@@ -263,7 +330,7 @@ describe('guests by token', () => {
       let checkpoint = '';
       let pages = 0;
       do {
-        const res = await t.request('GET', `${base}?${query}${next ? `&cursor=${next}` : ''}`);
+        const res = await t.request('GET', `${base}?${query}${next ? `&cursor=${next}` : ''}`, { headers });
         expect(res.status).toBe(200);
         expectNoPersonalData(res.text, ['@example.com', '+1 555', 'D-', '1980-01-01']);
         items.push(...res.body.items);
@@ -284,7 +351,7 @@ describe('guests by token', () => {
     );
     expect(full.removed).toEqual([]);
 
-    const none = await t.request('GET', `${base}?since=${full.checkpoint}`);
+    const none = await t.request('GET', `${base}?since=${full.checkpoint}`, { headers });
     expect(none.body).toEqual({ items: [], removed: [], nextCursor: null, checkpoint: full.checkpoint });
 
     // Changes: one removed, one declined, one confirmed, one renamed.
@@ -304,16 +371,16 @@ describe('guests by token', () => {
       { guestId: guests[5].id, name: 'Guest 5', status: 'confirmed', checkedInAt: null },
       { guestId: guests[2].id, name: 'Guest Two Renamed', status: 'confirmed', checkedInAt: null },
     ]);
-    const after = await t.request('GET', `${base}?since=${delta.checkpoint}`);
+    const after = await t.request('GET', `${base}?since=${delta.checkpoint}`, { headers });
     expect(after.body).toMatchObject({ items: [], removed: [] });
 
-    const bad = await t.request('GET', `${base}?cursor=garbage`);
+    const bad = await t.request('GET', `${base}?cursor=garbage`, { headers });
     expect(bad.status).toBe(400);
     for (const since of ['99999999999999999999', '-1', 'abc']) {
-      expect((await t.request('GET', `${base}?since=${since}`)).status, since).toBe(400);
+      expect((await t.request('GET', `${base}?since=${since}`, { headers })).status, since).toBe(400);
     }
     const draft = await newEvent();
-    expect((await t.request('GET', `/v1/events/${draft.publicToken}/confirmed-list`)).status).toBe(404);
+    expect((await confirmedList(draft)).status).toBe(404);
   });
 
   it('answers 404 to tenant B for every tenant A event and guest id and token', async () => {
@@ -332,6 +399,8 @@ describe('guests by token', () => {
         ['POST', `/v1/events/${id}/guests`, { name: 'Intruder' }],
         ['POST', `/v1/events/${id}/guests/invite`],
         ['POST', `/v1/events/${id}/guests/reinvite`],
+        ['POST', `/v1/events/${id}/list-token`],
+        ['DELETE', `/v1/events/${id}/list-token`],
         ['DELETE', `/v1/events/${id}`],
       );
       for (const guestRef of [guest.id, guest.guestToken]) {
@@ -367,10 +436,11 @@ describe('guests by token', () => {
     expect((await t.request('GET', `/v1/public/checkin/link/${linkToken(guest)}`)).body.result).toBe(
       'checked_in',
     );
+    await listToken(event);
     const del = await t.request('DELETE', `/v1/events/${event.id}`, { headers: a.headers });
     expect(del.body.result).toBe('archived');
+    expect((await confirmedList(event)).status).toBe(404);
     for (const path of [
-      `/v1/events/${event.publicToken}/confirmed-list`,
       `/v1/events/${event.publicToken}/branding`,
       `/v1/events/${event.publicToken}/guests/${guest.guestToken}`,
       `/v1/public/checkin/link/${linkToken(guest)}`,

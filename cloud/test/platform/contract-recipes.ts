@@ -219,6 +219,14 @@ export const RECIPES: Record<string, Recipe> = {
   configureEvent: { prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }) },
   setEventStatus: { prepare: async (f) => ({ params: { id: (await f.newEvent('draft')).id } }) },
   getEventBranding: {},
+  createEventListToken: {},
+  revokeEventListToken: {
+    prepare: async (f) => {
+      const event = await f.newEvent('published');
+      await f.call('POST', `/v1/events/${event.id}/list-token`, { headers: f.apiKey });
+      return { params: { id: event.id } };
+    },
+  },
 
   // Guests
   listGuests: {},
@@ -257,7 +265,13 @@ export const RECIPES: Record<string, Recipe> = {
   declineGuest: {
     prepare: async (f) => ({ params: { guestToken: (await f.newGuest(f.event.id)).guestToken } }),
   },
-  getConfirmedList: {},
+  getConfirmedList: {
+    // The event token names the event; the list token (made by an admin) is the credential.
+    prepare: async (f) => {
+      const made = await f.call('POST', `/v1/events/${f.event.id}/list-token`, { headers: f.apiKey });
+      return { headers: { 'x-list-token': String(made.body.token) } };
+    },
+  },
   checkinByLink: {
     prepare: async (f) => ({
       params: { token: f.linkToken(await f.newGuest(f.event.id, { status: 'confirmed' })) },

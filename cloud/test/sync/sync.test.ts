@@ -484,9 +484,15 @@ describe('edge devices and sync', () => {
       const checkpoint = rest.body.nextCursor === null ? rest.body.checkpoint : undefined;
       expect(checkpoint).toMatch(/^\d+\.\d+$/);
 
-      // The public list never carries templates.
-      const pub = await t.request('GET', `/v1/events/${event.publicToken}/confirmed-list`);
+      // The confirmed list takes the device's own credentials (no list token needed) and never carries
+      // templates; another tenant's device gets 404.
+      const list = `/v1/events/${event.publicToken}/confirmed-list`;
+      const pub = await t.request('GET', list, { headers: as(deviceA) });
+      expect(pub.status, pub.text).toBe(200);
+      expect(pub.body.items.length).toBeGreaterThan(0);
       expect(JSON.stringify(pub.body)).not.toContain('embedding');
+      expect((await t.request('GET', list, { headers: as(deviceB) })).status).toBe(404);
+      expect((await t.request('GET', list)).status).toBe(401);
       // Bearer credentials do not reach the device form.
       expect((await t.request('GET', url, { headers: bearer(a.token) })).status).toBe(401);
 

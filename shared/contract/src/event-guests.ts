@@ -200,7 +200,15 @@ export const Event = z
       })
       .nullable(),
     publicToken: z.string().openapi({
-      description: 'Public handle: `/v1/events/{token}/branding`, `/v1/events/{token}/confirmed-list`.',
+      description:
+        'Public handle, in every invitation: `/v1/events/{token}/branding` and the guest’s own ' +
+        '`/v1/events/{token}/guests/{guestToken}`. It does not read the confirmed list (that takes the ' +
+        'list token or a device’s credentials).',
+    }),
+    listTokenCreatedAt: Timestamp.nullable().openapi({
+      description:
+        'When the current list token (`POST /v1/events/{id}/list-token`) was made; null: none, and the ' +
+        'confirmed list answers only the tenant’s devices.',
     }),
     branding: Branding,
     createdAt: Timestamp,
@@ -233,6 +241,21 @@ export const EventDeleted = z
   .openapi('EventDeleted');
 
 export const EventTokenParams = z.object({ token: Text.min(16).max(128) });
+
+/** Header that carries an event's list token to `GET /v1/events/{token}/confirmed-list`. */
+export const LIST_TOKEN_HEADER = 'x-list-token';
+
+export const EventListToken = z
+  .object({
+    token: z.string().openapi({
+      description:
+        `Shown once. Send it as \`${LIST_TOKEN_HEADER}\` to \`GET /v1/events/{token}/confirmed-list\`; only its ` +
+        'SHA-256 is stored. Making a new one ends the previous one at once.',
+      example: 'plt_q5l2c1m0JwQ3nY8v0Xb1s2d3f4g5h6j7k8l9z0x1c2v',
+    }),
+    createdAt: Timestamp,
+  })
+  .openapi('EventListToken');
 
 export const PublicBranding = z
   .object({
@@ -384,7 +407,8 @@ export const ConfirmedList = z
   })
   .openapi('ConfirmedList', {
     description:
-      'Confirmed and checked-in guests for a kiosk working offline. Never contact or document data.',
+      'Confirmed and checked-in guests for a reader working offline (read with the event’s list token or ' +
+      'a device’s credentials, never the invitation’s event token). Never contact or document data.',
   });
 
 export const ConfirmResult = PublicGuest.openapi('ConfirmResult');

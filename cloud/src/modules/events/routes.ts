@@ -5,9 +5,11 @@ import {
   EventDeleted,
   EventList,
   EventListQuery,
+  EventListToken,
   EventStatusRequest,
   EventTokenParams,
   IdParams,
+  LIST_TOKEN_HEADER,
   PublicBranding,
   UpdateEventRequest,
 } from '@portico/contract';
@@ -167,6 +169,45 @@ export function eventRoutes(deps: AppDeps) {
         status: 200,
         body: await events.remove(personContextOf(actor, req, res), params.id),
       }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/events/{id}/list-token',
+      operationId: 'createEventListToken',
+      summary: 'Make or rotate the event’s list token',
+      description:
+        `${WHO}Owner or admin (\`events:write\`). The confirmed list's own credential for offline readers ` +
+        `that are not registered devices: sent as \`${LIST_TOKEN_HEADER}\` to ` +
+        '`GET /v1/events/{token}/confirmed-list`. The invitation’s event token does not read the list. ' +
+        'Shown once (only its SHA-256 is stored); calling again makes a new one and the previous one stops ' +
+        'working at once.',
+      tag: TAG,
+      auth: AUTH,
+      scope: 'events:write',
+      params: IdParams,
+      responses: { 201: { description: 'The new token, shown once', schema: EventListToken } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 201,
+        body: await events.issueListToken(personContextOf(actor, req, res), params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/v1/events/{id}/list-token',
+      operationId: 'revokeEventListToken',
+      summary: 'End the event’s list token',
+      description: `${WHO}Owner or admin (\`events:write\`). The list token stops working at once; devices keep theirs.`,
+      tag: TAG,
+      auth: AUTH,
+      scope: 'events:write',
+      params: IdParams,
+      responses: { 204: { description: 'Ended' } },
+      errors: [{ status: 404, code: 'not_found', description: 'no such event, or it has no list token' }],
+      handler: async ({ actor, params, req, res }) => {
+        await events.revokeListToken(personContextOf(actor, req, res), params.id);
+        return { status: 204 };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -16,7 +16,7 @@ import {
 import type { Event, Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, invalidFields, notFound } from '../../http/errors.js';
-import { randomToken } from '../../infra/crypto.js';
+import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { targetAudit } from '../audit/record.js';
 import type { PersonContext } from '../persons/service.js';
@@ -89,6 +89,7 @@ export function toEventWire(e: Event, tenantRadiusM: number): EventWire {
           }
         : null,
     publicToken: e.publicToken,
+    listTokenCreatedAt: e.listTokenAt?.toISOString() ?? null,
     branding: e.branding as Branding,
     createdAt: e.createdAt.toISOString(),
     updatedAt: e.updatedAt.toISOString(),
@@ -293,6 +294,28 @@ export function createEventService(deps: Deps) {
         await tx.event.update({ where: { id: event.id }, data: { deletedAt: now, updatedAt: now } });
         await audit(tx, ctx, 'event.archived', event.id, { name: event.name, checkIns });
         return { id: event.id, result: 'archived' as const };
+      });
+    },
+
+    /**
+     * Makes the event's list token, the confirmed list's own credential for offline readers other than
+     * devices; a new one ends the previous one at once. Only its hash is kept; the token is shown once.
+     */
+    async issueListToken(ctx: AdminContext, id: string): Promise<{ token: string; createdAt: string }> {
+      const token = randomToken('plt_');
+      const now = deps.clock.now();
+      await change(ctx, id, async (_tx, event) => ({
+        action: event.listTokenHash ? 'event.list_token_rotated' : 'event.list_token_created',
+        data: { listTokenHash: hashToken(token), listTokenAt: now },
+      }));
+      return { token, createdAt: now.toISOString() };
+    },
+
+    /** Ends the event's list token; 404 when it has none. */
+    async revokeListToken(ctx: AdminContext, id: string): Promise<void> {
+      await change(ctx, id, async (_tx, event) => {
+        if (!event.listTokenHash) throw notFound('List token');
+        return { action: 'event.list_token_revoked', data: { listTokenHash: null, listTokenAt: null } };
       });
     },
 

@@ -13,6 +13,7 @@ import {
   GuestListQuery,
   IdParams,
   InviteRequest,
+  LIST_TOKEN_HEADER,
   InviteResult,
   LinkCheckinParams,
   LinkCheckinResult,
@@ -285,25 +286,43 @@ export function guestRoutes(deps: AppDeps) {
       method: 'get',
       path: '/v1/events/{token}/confirmed-list',
       operationId: 'getConfirmedList',
-      summary: 'Confirmed guests of an event, for kiosks offline (public)',
+      summary: 'Confirmed guests of an event, for readers offline',
       description:
-        'No credentials. Confirmed and checked-in guests: id, name, status, check-in time. ' +
+        `The event's list token in \`${LIST_TOKEN_HEADER}\` (made and rotated by an admin: ` +
+        '`POST /v1/events/{id}/list-token`), or a device’s credentials (`x-internal-secret` and ' +
+        '`x-device-token`, of the event’s tenant; devices usually read `/v1/sync/events/{token}/replica`). ' +
+        'The event token alone (it is in every invitation) is 401 `unauthorized`; a list token that is not ' +
+        'this event’s current one is 401 `invalid_token`. ' +
+        'Confirmed and checked-in guests: id, name, status, check-in time. ' +
         `${NEVER}Without \`since\`: the whole list in pages (follow \`nextCursor\`); keep the last page's ` +
         '`checkpoint` and send it as `since` later to get only what changed since, with `removed` ids ' +
         '(deleted, declined or otherwise off the list). 600 calls a minute per address.',
       tag: TAG,
-      auth: ['public'],
+      auth: ['public', 'device'],
       params: EventTokenParams,
       query: ConfirmedListQuery,
       responses: { 200: { description: 'A page of the list', schema: ConfirmedList } },
       errors: [
-        { status: 404, code: 'not_found', description: 'unknown token, or the event is not public' },
+        { status: 401, code: 'unauthorized', description: 'neither a list token nor device credentials' },
+        { status: 401, code: 'invalid_token', description: 'not the event’s current list token' },
+        {
+          status: 404,
+          code: 'not_found',
+          description: 'unknown token, the event is not public, or another tenant’s device',
+        },
         limited,
       ],
-      handler: async ({ params, query, req, res }) => ({
-        status: 200,
-        body: await guests.confirmedList(params.token, query, requestMeta(req, res)),
-      }),
+      handler: async ({ actor, params, query, req, res }) => {
+        const header = req.headers[LIST_TOKEN_HEADER];
+        const reader =
+          actor.kind === 'device'
+            ? { deviceTenantId: actor.tenantId }
+            : { listToken: typeof header === 'string' ? header : undefined };
+        return {
+          status: 200,
+          body: await guests.confirmedList(params.token, reader, query, requestMeta(req, res)),
+        };
+      },
     }),
     defineRoute({
       method: 'get',

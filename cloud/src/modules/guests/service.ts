@@ -2,14 +2,20 @@
 // public side by token (guest view, confirmation, link check-in, the confirmed list for kiosks).
 // Every change to a guest row takes the event's row lock and a new change sequence number, so the
 // confirmed list's checkpoint never skips a change that commits late.
-import type { CreateGuestRequest, GuestListQuery, GuestStatus, UpdateGuestRequest } from '@portico/contract';
+import {
+  LIST_TOKEN_HEADER,
+  type CreateGuestRequest,
+  type GuestListQuery,
+  type GuestStatus,
+  type UpdateGuestRequest,
+} from '@portico/contract';
 import { Prisma, type Event, type Guest } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import type { RequestMeta } from '../../http/request-context.js';
-import { randomToken } from '../../infra/crypto.js';
+import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { likeLiteral } from '../../infra/db/like.js';
 import { recordAudit, targetAudit } from '../audit/record.js';
@@ -380,15 +386,30 @@ export function createGuestService(deps: Deps) {
     /**
      * Pages of the confirmed list in change order. Without `since`: every guest on the list (and, once
      * the fetch has begun, whoever left it meanwhile); with `since`: only changes after that checkpoint,
-     * removals included. The cursor carries the mode and the position.
+     * removals included. The cursor carries the mode and the position. The event token only names the
+     * event (it is in every invitation): the reader is a device of the event's tenant or holds the
+     * event's list token.
      */
     async confirmedList(
       eventToken: string,
+      reader: { deviceTenantId: string } | { listToken: string | undefined },
       query: { since?: string | undefined; cursor?: string | undefined; limit: number },
       meta: RequestMeta,
     ) {
       await limit('list', meta.ip);
       const event = await eventByToken(prisma, eventToken);
+      if ('deviceTenantId' in reader) {
+        if (reader.deviceTenantId !== event.tenantId) throw notFound('Event');
+      } else if (!reader.listToken) {
+        throw new AppError(
+          401,
+          'unauthorized',
+          `The confirmed list needs the event's list token (${LIST_TOKEN_HEADER}) or a device's credentials`,
+        );
+      } else if (event.listTokenHash === null || hashToken(reader.listToken) !== event.listTokenHash) {
+        // Comparing digests: equal-length values of a token the caller does not know, nothing to time.
+        throw new AppError(401, 'invalid_token', 'Not the current list token of this event');
+      }
       let mode: 'full' | 'delta';
       let after: bigint;
       let start: bigint;
