@@ -233,7 +233,14 @@ function createXmlScanner(handler: XmlHandler) {
     }
     const selfClosing = body.endsWith('/');
     const inner = selfClosing ? body.slice(0, -1) : body;
-    const space = inner.search(/\s/);
+    let space = -1;
+    for (let i = 0; i < inner.length; i++) {
+      const c = inner.charCodeAt(i);
+      if (c === 32 || c === 10 || c === 9 || c === 13) {
+        space = i;
+        break;
+      }
+    }
     const name = localName(space < 0 ? inner : inner.slice(0, space));
     const attrs: Record<string, string> = {};
     if (space >= 0) {
