@@ -57,6 +57,7 @@ function limitReached(error: SpreadsheetLimitError): AppError {
     extra: { limit: error.limit, max: error.max },
   });
 }
+
 const CHUNK = 1000;
 
 type Field = keyof z.infer<typeof GuestFields>;
