@@ -87,6 +87,7 @@ describe('tenant and settings', () => {
       qrTokenTtlHours: 720,
       qrRepeatWindowMinutes: 5,
       syncCheckinImages: false,
+      refreshTemplates: false,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

@@ -85,6 +85,13 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('switching the face model re-embed
     expect((await templates()).sort()).toEqual(['amy:old', 'leonard:old', 'sheldon:old']);
     const switcher = createModelSwitch(after.deps, { batch: 1 });
 
+    // Template refresh on, with an accept line low enough that the check-ins below refresh.
+    const settings = (body: object) =>
+      before.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, { headers: org.headers, body });
+    expect(
+      (await settings({ refreshTemplates: true, matchThreshold: 0.3, stepUpThreshold: 0.3 })).status,
+    ).toBe(200);
+
     // Part way (one person converted): check-ins on the new process still work, by the old model.
     expect(await switcher.runOnce()).toBe(true);
     expect((await templates()).filter((t) => t.endsWith(':new'))).toHaveLength(1);
@@ -96,6 +103,13 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('switching the face model re-embed
       const during = await identify(after, await photo(file));
       expect(during.body, name).toMatchObject({ outcome: 'success', person: { id: people.get(name) } });
     }
+    // They refreshed the old model's templates.
+    expect(
+      await before.deps.db.prisma.faceTemplateRefresh.count({ where: { modelId: OLD, kind: 'checkin' } }),
+    ).toBe(2);
+    expect(
+      (await settings({ refreshTemplates: false, matchThreshold: 0.57, stepUpThreshold: 0.35 })).status,
+    ).toBe(200);
     // An enrollment during the switch writes a template of each model.
     const penny = await onboard(after, 'penny', ['penny/penny1.png']);
     expect(penny.body.modelId).toBe(NEW);
@@ -119,6 +133,8 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('switching the face model re-embed
       where: { action: 'face_model.switched' },
     });
     expect(audit.metadata).toMatchObject({ from: OLD, to: NEW, converted: 4, notConverted: 0 });
+    // The refresh embeddings went with the old model's templates: the new ones come from the photos.
+    expect(await before.deps.db.prisma.faceTemplateRefresh.count()).toBe(0);
 
     // Everybody is recognised by the new model, on either process (both compute every embedder).
     for (const [name, file] of [

@@ -2,6 +2,7 @@
 // kinds kept apart, and each `/v1/me` route across two tenants holding the same person.
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../src/infra/db/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import {
   adminHeaders,
@@ -253,12 +254,24 @@ describe('/v1/me', () => {
 
   it('DELETE /v1/me/biometrics/:tenantId erases that tenant’s templates and images and notifies it by webhook', async () => {
     const { storageKey } = await enrollDirectly(app, b.tenantId, b.personId, fakeJpeg());
+    // A refreshed template's kept check-in embedding (tenant setting refreshTemplates) goes with it.
+    await app.deps.db.prisma.faceTemplateRefresh.create({
+      data: {
+        id: newId(),
+        tenantId: b.tenantId,
+        personId: b.personId,
+        modelId: 'test-model',
+        kind: 'checkin',
+        embeddingEnc: Buffer.alloc(16),
+      },
+    });
     const { headers } = await signIn(app, EMAIL);
     const res = await app.request('DELETE', `/v1/me/biometrics/${b.tenantId}`, { headers });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ tenantId: b.tenantId, templatesErased: 1, imagesErased: 1 });
     const { prisma } = app.deps.db;
     expect(await prisma.faceTemplate.count({ where: { personId: b.personId } })).toBe(0);
+    expect(await prisma.faceTemplateRefresh.count({ where: { personId: b.personId } })).toBe(0);
     expect(await prisma.biometricImage.count({ where: { personId: b.personId } })).toBe(0);
     expect(existsSync(app.deps.images.pathOf(storageKey))).toBe(false);
     const person = await prisma.person.findUniqueOrThrow({ where: { id: b.personId } });

@@ -339,6 +339,30 @@ describe('edge devices and sync', () => {
           .status,
       ).toBe(404);
     });
+    it('refuses a recordedAt older than a device queue keeps items (30 days) or before the event’s window (24 h before it starts), with the reason', async () => {
+      const now = t.deps.clock.now().getTime();
+      const DAY = 24 * 3_600_000;
+      const event = await openEvent(a, { startsAt: new Date(now + 2 * DAY).toISOString() });
+      const early = item({ eventId: event.id, recordedAt: new Date(now - 10 * 60_000).toISOString() });
+      const ancient = item({ recordedAt: '2019-03-01T10:00:00.000Z' });
+      const res = await sync(deviceA, [early, ancient]);
+      expect(res.body.results[0]).toMatchObject({ status: 'rejected', code: 'validation_failed' });
+      expect(res.body.results[0].detail).toMatch(/before the event’s window/);
+      expect(res.body.results[1]).toMatchObject({ status: 'rejected', code: 'validation_failed' });
+      expect(res.body.results[1].detail).toMatch(/older than 30 days/);
+      const ids = [early.clientId, ancient.clientId];
+      expect(await t.deps.db.prisma.checkIn.count({ where: { id: { in: ids } } })).toBe(0);
+      // Within the window and the queue's age: recorded.
+      const soon = await openEvent(a, { startsAt: new Date(now + 12 * 3_600_000).toISOString() });
+      const [inWindow, old] = (
+        await sync(deviceA, [
+          item({ eventId: soon.id }),
+          item({ recordedAt: new Date(now - 29 * DAY).toISOString() }),
+        ])
+      ).body.results;
+      expect([inWindow.status, old.status]).toEqual(['accepted', 'accepted']);
+    });
+
     it('answers a clientId of another tenant as an unknown one (never conflict): its item is judged on its own references', async () => {
       const event = await openEvent(a);
       const mine = item({ eventId: event.id, outcome: 'denied', reason: 'not_recognised' });

@@ -42,6 +42,23 @@ export const FACE_LINE_DEFAULTS = {
   probeQualityMin: 0.3,
 } as const;
 
+/**
+ * The tenant option `refreshTemplates`: a check-in accepted on the face alone at or above the accept
+ * line + `margin` joins the person's template, which becomes the mean of their enrollment photos and
+ * their last `keep` such check-ins. The cloud applies it and the evaluation measures it (face engine
+ * `runRefresh`), both from this one rule.
+ */
+export const TEMPLATE_REFRESH = { margin: 0.1, keep: 2 } as const;
+
+/** Whether a face answer refreshes the candidate's template (only an `accept` well above the line). */
+export function refreshesTemplate(
+  policy: Pick<FacePolicy, 'matchThreshold'>,
+  answer: FaceAnswer,
+  score: number,
+): boolean {
+  return answer === 'accept' && score >= policy.matchThreshold + TEMPLATE_REFRESH.margin;
+}
+
 /** What the person at the camera can fix when a probe is too poor to judge, worst first. */
 export type RetakeReason = 'move_closer' | 'more_light' | 'face_the_camera';
 

@@ -45,6 +45,14 @@ export const SyncFlag = z.enum(SYNC_FLAGS).openapi({
     'does not take this method, `already_checked_in` the guest had already been checked in (e.g. by another kiosk).',
 });
 
+/**
+ * Oldest `recordedAt` a sync item may carry: a device queue holds a check-in no longer than this (an item
+ * older than it is refused as a wrong device clock, never recorded).
+ */
+export const SYNC_ITEM_MAX_AGE_DAYS = 30;
+/** How long before an event's `startsAt` its check-ins may be recorded (doors open early). */
+export const SYNC_EVENT_EARLY_HOURS = 24;
+
 /** Largest frame a sync item may carry (decoded bytes). */
 export const SYNC_FRAME_MAX_BYTES = 1024 * 1024;
 
@@ -63,7 +71,13 @@ export const SyncItem = z
     }),
     outcome: CheckinOutcome,
     reason: DenialReason.nullable().default(null),
-    recordedAt: Timestamp.openapi({ description: 'When the device decided (its clock).' }),
+    recordedAt: Timestamp.openapi({
+      description:
+        'When the device decided (its clock). Refused (`validation_failed`, with the reason in `detail`) when ' +
+        `more than 5 minutes ahead of the cloud, older than ${SYNC_ITEM_MAX_AGE_DAYS} days (no device queue ` +
+        `keeps an item that long), or more than ${SYNC_EVENT_EARLY_HOURS} hours before its event’s \`startsAt\`: ` +
+        'these say the device clock is wrong, so the fact cannot be dated.',
+    }),
     stepUpFactor: StepUpFactor.optional().openapi({
       description:
         'A face between the replica’s refuse and accept lines settled by this second factor at the device ' +

@@ -212,6 +212,15 @@ export const TenantSettings = z
         'a check-in image like an online identification’s. Default false: frames never leave the device, and ' +
         'a frame sent anyway is not stored (the check-in is).',
     }),
+    refreshTemplates: z.boolean().openapi({
+      description:
+        'Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score ' +
+        'at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their ' +
+        'enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template ' +
+        'data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one ' +
+        'replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. ' +
+        'Turning it off stops refreshes; the kept ones stay until then.',
+    }),
   })
   .openapi('TenantSettings');
 export type TenantSettings = z.infer<typeof TenantSettings>;
@@ -231,6 +240,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   qrTokenTtlHours: 720,
   qrRepeatWindowMinutes: 5,
   syncCheckinImages: false,
+  refreshTemplates: false,
 };
 
 /** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */

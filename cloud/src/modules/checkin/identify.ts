@@ -1,7 +1,13 @@
 // Check-in by face: liveness nonce, face pipeline, 1:N search over the tenant's enrolled persons,
 // the shared face decision (accept, step-up, refuse, retake, liveness), the frame stored encrypted,
 // then the shared recording path (or a step-up attempt, step-up.ts).
-import { faceDecision, probeQuality, retakeReasons } from '@portico/checkin-policy';
+import {
+  faceDecision,
+  isAdmitted,
+  probeQuality,
+  refreshesTemplate,
+  retakeReasons,
+} from '@portico/checkin-policy';
 import type { IdentifyResult, TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
@@ -11,6 +17,7 @@ import { newId } from '../../infra/db/index.js';
 import { insertRow } from '../../infra/db/statements.js';
 import { embeddingOf, frameBytes } from '../../infra/face.js';
 import type { StoredImage } from '../../infra/image-store.js';
+import { createTemplateRefresh } from '../faces/template-refresh.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createEventGuestPersons } from './event-guests.js';
 import type { NonceService } from './nonces.js';
@@ -42,12 +49,13 @@ interface Admitted {
 }
 
 export function createIdentify(
-  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images'>,
+  deps: Pick<AppDeps, 'db' | 'clock' | 'outbox' | 'face' | 'gallery' | 'images' | 'cipher' | 'logger'>,
   nonces: NonceService,
   stepUp: ReturnType<typeof createStepUp>,
 ) {
   const { images } = deps;
   const guestPersons = createEventGuestPersons(deps.db);
+  const templates = createTemplateRefresh(deps);
 
   /** Face, decision and record, for a request already admitted (limits, tenant, nonce, event). */
   async function decideAndRecord(admitted: Admitted): Promise<IdentifyResult> {
@@ -99,7 +107,7 @@ export function createIdentify(
           ? 'liveness_failed'
           : 'not_recognised';
     const personId = answer === 'accept' ? best!.personId : null;
-    return recordCheckin(deps, {
+    const result = await recordCheckin(deps, {
       tenantId,
       settings,
       method: 'facial',
@@ -129,6 +137,24 @@ export function createIdentify(
         }),
       ],
     });
+    // Only a face admitted on its own well above the accept line (never a step-up, which is opened
+    // above and completed elsewhere) refreshes the template, when the tenant turned it on.
+    if (
+      settings.refreshTemplates &&
+      personId &&
+      refreshesTemplate(settings, answer, best!.score) &&
+      isAdmitted(result.outcome)
+    ) {
+      await templates.refresh({
+        tenantId,
+        personId,
+        modelId,
+        checkInId: result.checkInId,
+        score: round(best!.score),
+        embedding: embeddingOf(analysis, modelId),
+      });
+    }
+    return result;
   }
 
   return async function identify(

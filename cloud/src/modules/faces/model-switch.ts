@@ -6,6 +6,7 @@
 // person who can be converted has a template of the new model, the tenant switches in one
 // transaction: the old templates are deleted, and persons that could not be converted (no stored
 // photo, no face found by the new model) are marked not enrolled and counted in the audit row.
+// Template refreshes (faces/template-refresh.ts) of the old model are dropped with its templates.
 import { embeddingToBuffer, meanEmbedding } from '@portico/face-engine';
 import type { AppDeps } from '../../deps.js';
 import { newId } from '../../infra/db/index.js';
@@ -65,6 +66,9 @@ export function createModelSwitch(
         data: { enrolledAt: null, updatedAt: now },
       });
       const removed = await tx.faceTemplate.deleteMany({ where: { tenantId, modelId: { not: to } } });
+      // Refreshed templates are not carried over: the new model's templates come from the enrollment
+      // photos alone, and the old model's refresh embeddings are of no use to it.
+      await tx.faceTemplateRefresh.deleteMany({ where: { tenantId, modelId: { not: to } } });
       await tx.tenant.update({ where: { id: tenantId }, data: { faceModelId: to } });
       const converted = await tx.faceTemplate.count({ where: { tenantId, modelId: to } });
       const metadata = {

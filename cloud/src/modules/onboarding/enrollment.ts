@@ -138,6 +138,8 @@ export function createEnrollment(deps: Deps) {
           replacedFiles = old.map((o) => o.storageKey);
           await tx.biometricImage.deleteMany({ where: { tenantId, personId, kind: 'enrollment' } });
           await tx.faceTemplate.deleteMany({ where: { personId } });
+          // A new enrollment starts the template afresh (refreshes averaged the old photos).
+          await tx.faceTemplateRefresh.deleteMany({ where: { personId } });
           await tx.faceTemplate.createMany({
             data: templates.map((t) => ({
               id: t.id,

@@ -338,7 +338,10 @@ export function createPersonService(deps: Deps) {
       return { ...summary, results };
     },
 
-    /** Removes the person (templates, tokens, identities cascade); check-ins stay with personId null. */
+    /**
+     * Removes the person (templates, template refreshes, tokens, identities cascade); check-ins stay with
+     * personId null.
+     */
     async remove(ctx: PersonContext, id: string): Promise<void> {
       const now = deps.clock.now();
       const files = await prisma.$transaction(async (tx) => {
@@ -360,7 +363,8 @@ export function createPersonService(deps: Deps) {
     },
 
     /**
-     * Data-protection erasure that keeps the id: personal fields blanked, template and images erased
+     * Data-protection erasure that keeps the id: personal fields blanked, templates (with their refresh
+     * embeddings) and images erased
      * (rows and files), enrollment tokens deleted, identities revoked, check-ins kept but de-identified.
      */
     async anonymise(ctx: PersonContext, id: string): Promise<void> {
@@ -370,6 +374,7 @@ export function createPersonService(deps: Deps) {
         if (person.anonymisedAt) return [];
         const keys = await detachImages(tx, ctx.tenantId, person.id);
         await tx.faceTemplate.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
+        await tx.faceTemplateRefresh.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
         await tx.enrollmentToken.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
         const identities = await revokeIdentities(tx, { tenantId: ctx.tenantId, personId: person.id });
         const checkIns = await tx.checkIn.updateMany({
@@ -410,8 +415,9 @@ export function createPersonService(deps: Deps) {
     },
 
     /**
-     * Withdrawal of biometric consent (the person, in the portal): templates and images erased (rows and
-     * files), the person record kept and no longer enrolled; the tenant gets `person.biometrics_revoked`.
+     * Withdrawal of biometric consent (the person, in the portal): templates (with their refresh
+     * embeddings) and images erased (rows and files), the person record kept and no longer enrolled; the
+     * tenant gets `person.biometrics_revoked`.
      */
     async eraseBiometrics(ctx: PersonContext, id: string) {
       const now = deps.clock.now();
@@ -421,6 +427,7 @@ export function createPersonService(deps: Deps) {
         const erased = await tx.faceTemplate.deleteMany({
           where: { tenantId: ctx.tenantId, personId: person.id },
         });
+        await tx.faceTemplateRefresh.deleteMany({ where: { tenantId: ctx.tenantId, personId: person.id } });
         await tx.person.update({ where: { id: person.id }, data: { enrolledAt: null, updatedAt: now } });
         const data = { personId: person.id, templatesErased: erased.count, imagesErased: keys.length };
         await emitEvent(tx, { tenantId: ctx.tenantId, name: 'person.biometrics_revoked', data, at: now });

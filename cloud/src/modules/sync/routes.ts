@@ -33,7 +33,10 @@ export function syncRoutes(deps: AppDeps) {
         'occurrence time), `duplicate` (that `clientId` was recorded before: nothing new, the first answer ' +
         'again) or `rejected` with a `code`; a bad item never drops the good ones. The device’s outcome is ' +
         'the fact: the event rules are re-checked and disagreements become `flags` (closed event, full, ' +
-        'method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Accepted ' +
+        'method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Only a ' +
+        '`recordedAt` that cannot be the real time is refused (`validation_failed`): over 5 minutes ahead of ' +
+        'the cloud, older than 30 days (longer than a device queue keeps an item) or over 24 hours before ' +
+        'the event’s `startsAt`. Accepted ' +
         'items emit the same webhooks and bus messages as online check-ins, with `offline: true`, ' +
         '`recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are ' +
         'uploaded and recorded too. The device’s `lastSyncAt` and, when sent, its `queueLength` are stored ' +

@@ -2,7 +2,9 @@
 // path under the device's id and time, flagged where the cloud disagrees, never refused for being
 // late) and the replica of an event they decide from (the confirmed list with face templates).
 import {
+  SYNC_EVENT_EARLY_HOURS,
   SYNC_FRAME_MAX_BYTES,
+  SYNC_ITEM_MAX_AGE_DAYS,
   SyncItem,
   type Replica,
   type SyncItem as SyncItemT,
@@ -40,6 +42,25 @@ type ItemResult = {
 
 /** How far ahead of the cloud a device's clock may run before its recordedAt is refused. */
 const CLOCK_AHEAD_MS = 5 * 60_000;
+const ITEM_MAX_AGE_MS = SYNC_ITEM_MAX_AGE_DAYS * 24 * 3_600_000;
+const EVENT_EARLY_MS = SYNC_EVENT_EARLY_HOURS * 3_600_000;
+
+/**
+ * Why a recordedAt cannot be a real time of this item, or null. Such an item is refused rather than
+ * flagged: its time is what is wrong (a device clock reset to its factory year, or set days back), and
+ * a fact stored at a false time would mislead every report and rule that reads it.
+ */
+function recordedAtProblem(recordedAt: number, now: number, eventStartsAt: Date | null): string | null {
+  if (recordedAt > now + CLOCK_AHEAD_MS) return 'recordedAt is in the future (check the device clock)';
+  if (recordedAt < now - ITEM_MAX_AGE_MS) {
+    return `recordedAt is older than ${SYNC_ITEM_MAX_AGE_DAYS} days, longer than a device queue keeps an item (check the device clock)`;
+  }
+  if (eventStartsAt && recordedAt < eventStartsAt.getTime() - EVENT_EARLY_MS) {
+    return `recordedAt is before the event’s window (${SYNC_EVENT_EARLY_HOURS} h before it starts; check the device clock)`;
+  }
+  return null;
+}
+
 /** Template and person changes are read again this far behind the previous checkpoint (commit lag). */
 const SKEW_MS = 5_000;
 /** Check-ins whose rows go to the database as one statement (about 40 parameters each). */
@@ -178,13 +199,9 @@ export function createSyncService(
     const again = await earlier(actor, item.clientId);
     if (again) return again;
     const recordedAt = new Date(item.recordedAt);
-    if (recordedAt.getTime() > deps.clock.now().getTime() + CLOCK_AHEAD_MS) {
-      return rejected(
-        item.clientId,
-        'validation_failed',
-        'recordedAt is in the future (check the device clock)',
-      );
-    }
+    // The event's window was checked with the batch (planBatch), which every item passes first.
+    const timeProblem = recordedAtProblem(recordedAt.getTime(), deps.clock.now().getTime(), null);
+    if (timeProblem) return rejected(item.clientId, 'validation_failed', timeProblem);
     if (item.guestId && !item.eventId) {
       return rejected(item.clientId, 'validation_failed', 'guestId needs the eventId of its event');
     }
@@ -273,7 +290,7 @@ export function createSyncService(
           deletedAt: null,
           id: { in: valid.flatMap((v) => v.item.eventId ?? []) },
         },
-        select: { id: true },
+        select: { id: true, startsAt: true },
       }),
       prisma.guest.findMany({
         where: { tenantId: actor.tenantId, id: { in: valid.flatMap((v) => v.item.guestId ?? []) } },
@@ -285,12 +302,12 @@ export function createSyncService(
       }),
     ]);
     const known = new Map(existing.map((r) => [r.id, r]));
-    const eventIds = new Set(events.map((e) => e.id));
+    const eventStarts = new Map(events.map((e) => [e.id, e.startsAt]));
     const guestEvent = new Map(guests.map((g) => [g.id, g.eventId]));
     const personIds = new Set(persons.map((p) => p.id));
     const seen = new Set<string>();
     const groups = new Map<string | null, { at: number; item: SyncItemT }[]>();
-    const limit = deps.clock.now().getTime() + CLOCK_AHEAD_MS;
+    const now = deps.clock.now().getTime();
     for (const v of valid) {
       const { item } = v;
       const held = known.get(item.clientId);
@@ -312,17 +329,18 @@ export function createSyncService(
               };
         continue;
       }
+      const timeProblem = recordedAtProblem(
+        new Date(item.recordedAt).getTime(),
+        now,
+        (item.eventId && eventStarts.get(item.eventId)) || null,
+      );
       const problem =
-        new Date(item.recordedAt).getTime() > limit
-          ? rejected(
-              item.clientId,
-              'validation_failed',
-              'recordedAt is in the future (check the device clock)',
-            )
-          : item.guestId && !item.eventId
-            ? rejected(item.clientId, 'validation_failed', 'guestId needs the eventId of its event')
-            : item.eventId && !eventIds.has(item.eventId)
-              ? rejected(item.clientId, 'not_found', 'Event not found')
+        item.guestId && !item.eventId
+          ? rejected(item.clientId, 'validation_failed', 'guestId needs the eventId of its event')
+          : item.eventId && !eventStarts.has(item.eventId)
+            ? rejected(item.clientId, 'not_found', 'Event not found')
+            : timeProblem
+              ? rejected(item.clientId, 'validation_failed', timeProblem)
               : item.guestId && guestEvent.get(item.guestId) !== item.eventId
                 ? rejected(item.clientId, 'not_found', 'Guest not found')
                 : item.personId && !personIds.has(item.personId)

@@ -905,6 +905,30 @@ export interface paths {
     patch: operations['setEventStatus'];
     trace?: never;
   };
+  '/v1/events/{id}/list-token': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make or rotate the event’s list token
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Owner or admin (`events:write`). The confirmed list's own credential for offline readers that are not registered devices: sent as `x-list-token` to `GET /v1/events/{token}/confirmed-list`. The invitation’s event token does not read the list. Shown once (only its SHA-256 is stored); calling again makes a new one and the previous one stops working at once.
+     */
+    post: operations['createEventListToken'];
+    /**
+     * End the event’s list token
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Owner or admin (`events:write`). The list token stops working at once; devices keep theirs.
+     */
+    delete: operations['revokeEventListToken'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events/{token}/branding': {
     parameters: {
       query?: never;
@@ -1103,8 +1127,8 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Confirmed guests of an event, for kiosks offline (public)
-     * @description No credentials. Confirmed and checked-in guests: id, name, status, check-in time. Never document number, phone, birth date, e-mail or biometric data. Without `since`: the whole list in pages (follow `nextCursor`); keep the last page's `checkpoint` and send it as `since` later to get only what changed since, with `removed` ids (deleted, declined or otherwise off the list). 600 calls a minute per address.
+     * Confirmed guests of an event, for readers offline
+     * @description The event's list token in `x-list-token` (made and rotated by an admin: `POST /v1/events/{id}/list-token`), or a device’s credentials (`x-internal-secret` and `x-device-token`, of the event’s tenant; devices usually read `/v1/sync/events/{token}/replica`). The event token alone (it is in every invitation) is 401 `unauthorized`; a list token that is not this event’s current one is 401 `invalid_token`. Confirmed and checked-in guests: id, name, status, check-in time. Never document number, phone, birth date, e-mail or biometric data. Without `since`: the whole list in pages (follow `nextCursor`); keep the last page's `checkpoint` and send it as `since` later to get only what changed since, with `removed` ids (deleted, declined or otherwise off the list). 600 calls a minute per address.
      */
     get: operations['getConfirmedList'];
     put?: never;
@@ -1190,7 +1214,7 @@ export interface paths {
     put?: never;
     /**
      * Upload check-ins a device decided offline
-     * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. Up to 500 `SyncItem`s, each answered on its own, in order: `accepted` (recorded now, with the device’s `clientId` as check-in id and its `recordedAt` as occurrence time), `duplicate` (that `clientId` was recorded before: nothing new, the first answer again) or `rejected` with a `code`; a bad item never drops the good ones. The device’s outcome is the fact: the event rules are re-checked and disagreements become `flags` (closed event, full, method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Accepted items emit the same webhooks and bus messages as online check-ins, with `offline: true`, `recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are uploaded and recorded too. The device’s `lastSyncAt` and, when sent, its `queueLength` are stored for the admin console.
+     * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. Up to 500 `SyncItem`s, each answered on its own, in order: `accepted` (recorded now, with the device’s `clientId` as check-in id and its `recordedAt` as occurrence time), `duplicate` (that `clientId` was recorded before: nothing new, the first answer again) or `rejected` with a `code`; a bad item never drops the good ones. The device’s outcome is the fact: the event rules are re-checked and disagreements become `flags` (closed event, full, method not allowed, guest already checked in e.g. by another kiosk), never a refusal. Only a `recordedAt` that cannot be the real time is refused (`validation_failed`): over 5 minutes ahead of the cloud, older than 30 days (longer than a device queue keeps an item) or over 24 hours before the event’s `startsAt`. Accepted items emit the same webhooks and bus messages as online check-ins, with `offline: true`, `recordedAt` and `flags` in `data`. Refused attempts at the door (`denied`, `liveness_failed`) are uploaded and recorded too. The device’s `lastSyncAt` and, when sent, its `queueLength` are stored for the admin console.
      */
     post: operations['syncBatch'];
     delete?: never;
@@ -2215,6 +2239,8 @@ export interface components {
       qrRepeatWindowMinutes: number;
       /** @description Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as a check-in image like an online identification’s. Default false: frames never leave the device, and a frame sent anyway is not stored (the check-in is). */
       syncCheckinImages: boolean;
+      /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
+      refreshTemplates: boolean;
     };
     AgePolicy: {
       /**
@@ -2306,6 +2332,8 @@ export interface components {
       qrRepeatWindowMinutes?: number;
       /** @description Edge devices upload the frame of each face decision with it (`SyncItem.frame`), stored encrypted as a check-in image like an online identification’s. Default false: frames never leave the device, and a frame sent anyway is not stored (the check-in is). */
       syncCheckinImages?: boolean;
+      /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
+      refreshTemplates?: boolean;
     };
     Sandbox: {
       /**
@@ -2885,8 +2913,14 @@ export interface components {
         /** @description The radius applied (tenant default if null). */
         effectiveRadiusMetres: number;
       } | null;
-      /** @description Public handle: `/v1/events/{token}/branding`, `/v1/events/{token}/confirmed-list`. */
+      /** @description Public handle, in every invitation: `/v1/events/{token}/branding` and the guest’s own `/v1/events/{token}/guests/{guestToken}`. It does not read the confirmed list (that takes the list token or a device’s credentials). */
       publicToken: string;
+      /**
+       * Format: date-time
+       * @description When the current list token (`POST /v1/events/{id}/list-token`) was made; null: none, and the confirmed list answers only the tenant’s devices.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      listTokenCreatedAt: string | null;
       branding: components['schemas']['Branding'];
       /**
        * Format: date-time
@@ -3083,6 +3117,18 @@ export interface components {
        * @enum {string}
        */
       result: 'deleted' | 'archived';
+    };
+    EventListToken: {
+      /**
+       * @description Shown once. Send it as `x-list-token` to `GET /v1/events/{token}/confirmed-list`; only its SHA-256 is stored. Making a new one ends the previous one at once.
+       * @example plt_q5l2c1m0JwQ3nY8v0Xb1s2d3f4g5h6j7k8l9z0x1c2v
+       */
+      token: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      createdAt: string;
     };
     /** @description What a kiosk or an invitation page shows; nothing internal. */
     PublicBranding: {
@@ -3315,7 +3361,7 @@ export interface components {
       checkedInAt: string | null;
       event: components['schemas']['PublicBranding'];
     };
-    /** @description Confirmed and checked-in guests for a kiosk working offline. Never contact or document data. */
+    /** @description Confirmed and checked-in guests for a reader working offline (read with the event’s list token or a device’s credentials, never the invitation’s event token). Never contact or document data. */
     ConfirmedList: {
       /** @description Guests to add or replace in the local copy. */
       items: components['schemas']['ConfirmedGuest'][];
@@ -3474,7 +3520,7 @@ export interface components {
         | null;
       /**
        * Format: date-time
-       * @description When the device decided (its clock).
+       * @description When the device decided (its clock). Refused (`validation_failed`, with the reason in `detail`) when more than 5 minutes ahead of the cloud, older than 30 days (no device queue keeps an item that long), or more than 24 hours before its event’s `startsAt`: these say the device clock is wrong, so the fact cannot be dated.
        * @example 2026-11-21T10:15:30.123Z
        */
       recordedAt: string;
@@ -4217,6 +4263,7 @@ export type SchemaUpdateEventRequest = components['schemas']['UpdateEventRequest
 export type SchemaEventConfigRequest = components['schemas']['EventConfigRequest'];
 export type SchemaEventStatusRequest = components['schemas']['EventStatusRequest'];
 export type SchemaEventDeleted = components['schemas']['EventDeleted'];
+export type SchemaEventListToken = components['schemas']['EventListToken'];
 export type SchemaPublicBranding = components['schemas']['PublicBranding'];
 export type SchemaGuestList = components['schemas']['GuestList'];
 export type SchemaGuest = components['schemas']['Guest'];
@@ -8368,6 +8415,138 @@ export interface operations {
       };
     };
   };
+  createEventListToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The new token, shown once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventListToken'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such event in the caller’s tenant (or it was archived) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  revokeEventListToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such event, or it has no list token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   getEventBranding: {
     parameters: {
       query?: never;
@@ -9272,7 +9451,25 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `not_found`: unknown token, or the event is not public */
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: credentials were sent and are bad (without any, the call is the public’s); `unauthorized`: neither a list token nor device credentials; `invalid_token`: not the event’s current list token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: unknown token, the event is not public, or another tenant’s device */
       404: {
         headers: {
           [name: string]: unknown;
