@@ -60,7 +60,7 @@ describe.skipIf(!HAS_LABELLED)(`labelled photos${HAS_LABELLED ? '' : ` (${LABELL
     return index;
   }
 
-  it('on the calibrated score, finds every enrolled person first and most above FACE_LINE_DEFAULTS.matchThreshold', () => {
+  it('on the calibrated score, finds every enrolled person first, most above the accept line, one under the refuse line', () => {
     const labels = [...new Set(samples.map((s) => s.label))];
     const index = gallery(labels);
     const enrolled = new Set(
@@ -70,16 +70,20 @@ describe.skipIf(!HAS_LABELLED)(`labelled photos${HAS_LABELLED ? '' : ` (${LABELL
     );
     const probes = samples.filter((s) => !enrolled.has(s));
     let above = 0;
+    const refused: string[] = [];
     for (const probe of probes) {
       const [best, ...others] = index.calibrate(probe.embedding, index.search(probe.embedding, 5));
       expect(best!.id).toBe(probe.label);
+      if (best!.score < FACE_LINE_DEFAULTS.stepUpThreshold) refused.push(probe.label);
       if (best!.score >= FACE_LINE_DEFAULTS.matchThreshold) above++;
-      // With 13 people enrolled no other person comes near the threshold (measured max 0.23).
-      for (const other of others) expect(other.score).toBeLessThan(0.35);
+      // With 13 people enrolled no other person comes near the refuse line.
+      for (const other of others) expect(other.score).toBeLessThan(FACE_LINE_DEFAULTS.stepUpThreshold);
     }
-    // Not every genuine pair: a few photos score under the threshold against a one-photo template
-    // (see README, Open-set identification: FNMR at the default is ~1 % with one photo).
-    expect(above / probes.length).toBeGreaterThan(0.9);
+    // Not every genuine pair: some photos fall between the lines against a one-photo template and go
+    // to a second factor (README, Identification: about one in nine on real-world photos).
+    expect(above / probes.length).toBeGreaterThan(0.8);
+    // stuart5, blurred and turned about 30 degrees (see README, Evaluation), is the one refused.
+    expect(refused).toEqual(['bbt/stuart']);
   });
 
   it('refuses every photo of a person left out of the gallery (each in turn, the other 12 enrolled)', () => {
