@@ -420,10 +420,10 @@ const curves: Curve[] = (deeper ? [deeper.reference] : []).map((m, i) => {
   };
 });
 const svg = detSvg({
-  title: `Calibrated score per pair on ${people.size} people, ${photos.length} photos (${generatedAt.slice(0, 10)})`,
+  title: `${people.size} people, ${photos.length} photos, ${generatedAt.slice(0, 10)}`,
   panels: [
     {
-      title: 'Probe against one template',
+      title: 'Calibrated score, probe against one template',
       xLabel: 'stranger pairs at or above the score (FMR)',
       yLabel: 'genuine pairs below the score (FNMR)',
       xRange: [1e-8, 1],
