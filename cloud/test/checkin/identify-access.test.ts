@@ -1,5 +1,7 @@
 // Identify is no oracle for anonymous callers (issue 12 item 3): they get the outcome, never the match
-// score, the threshold or the liveness score; API-key callers get the scores. And the contract's
+// score, the threshold or the liveness score; API-key callers get the scores. And only where the tenant
+// takes them (issue 23 item 2, identifyCallers): by default an anonymous photo is 403, and where allowed
+// the answer names nobody. And the contract's
 // quick-start (frame plus the tenant's API key, no nonce) works under the default settings (item 9).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +19,7 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
   let t: TestApp;
   let admin: Awaited<ReturnType<typeof adminOf>>;
   let key: Record<string, string>;
+  let amyId: string;
   const settings = (body: object) =>
     t.request('PATCH', `/v1/tenants/${admin.tenant.tenantId}/settings`, { body, headers: admin.headers });
   const identify = (body: object, headers: Record<string, string> = {}) =>
@@ -40,15 +43,53 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
       headers: admin.headers,
     });
     expect(enrolled.status, enrolled.text).toBe(201);
+    amyId = enrolled.body.person.id;
   }, 120_000);
   afterAll(async () => {
     await t?.close();
     await engine?.close();
   });
 
-  it('answers an anonymous stranger the outcome only: no score, threshold or livenessScore in the JSON', async () => {
+  it('refuses an anonymous still photo with 403 anonymous_identify_not_allowed under the default identifyCallers, nonce or not, recording nothing; the API key identifies it', async () => {
     await settings({ requireLiveness: false });
-    const res = await identify({ frame: await photo('bbt/penny/penny1.png') });
+    const defaults = await t.request('GET', `/v1/tenants/${admin.tenant.tenantId}/settings`, {
+      headers: admin.headers,
+    });
+    expect(defaults.body.identifyCallers).toBe('credentialed');
+    const before = await t.deps.db.prisma.checkIn.count();
+    const frame = await photo('bbt/amy/amy4.png');
+    for (const body of [{ frame }, { frame, nonce: await challenge() }]) {
+      const res = await identify(body);
+      expect(res.status, res.text).toBe(403);
+      expect(res.body.code).toBe('anonymous_identify_not_allowed');
+      expect(res.text).not.toContain(amyId);
+    }
+    expect(await t.deps.db.prisma.checkIn.count()).toBe(before);
+    const withKey = await identify({ frame }, key);
+    expect(withKey.body).toMatchObject({ outcome: 'success', person: { id: amyId } });
+  });
+
+  it('with identifyCallers anonymous_with_challenge, answers an anonymous still photo of an enrolled person the outcome only: no person, no scores', async () => {
+    await settings({ requireLiveness: false, identifyCallers: 'anonymous_with_challenge' });
+    const res = await identify({ frame: await photo('bbt/amy/amy4.png'), nonce: await challenge() });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ outcome: 'success', person: null });
+    expect(res.text).not.toContain(amyId);
+    expect(res.text).not.toContain('Amy');
+    for (const field of SCORE_FIELDS) expect(JSON.parse(res.text), field).not.toHaveProperty(field);
+    // The tenant's own record names the person.
+    const row = await t.deps.db.prisma.checkIn.findUniqueOrThrow({ where: { id: res.body.checkInId } });
+    expect(row.personId).toBe(amyId);
+    // Without a nonce an anonymous caller is refused before any face work.
+    const bare = await identify({ frame: await photo('bbt/amy/amy4.png') });
+    expect(bare.status).toBe(400);
+    expect(bare.body.code).toBe('invalid_nonce');
+    await settings({ identifyCallers: 'credentialed' });
+  });
+
+  it('answers an anonymous stranger the outcome only: no score, threshold or livenessScore in the JSON', async () => {
+    await settings({ requireLiveness: false, identifyCallers: 'anonymous_with_challenge' });
+    const res = await identify({ frame: await photo('bbt/penny/penny1.png'), nonce: await challenge() });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ outcome: 'denied', reason: 'not_recognised', person: null });
     const raw = JSON.parse(res.text);
@@ -68,7 +109,11 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
   });
 
   it('answers an anonymous spoof liveness_failed without its liveness score; an API key sees it', async () => {
-    await settings({ requireLiveness: true, livenessThreshold: 0.5 });
+    await settings({
+      requireLiveness: true,
+      livenessThreshold: 0.5,
+      identifyCallers: 'anonymous_with_challenge',
+    });
     const frame = await photo('spoof/image_F1.jpg');
     const anonymous = await identify({ frame, nonce: await challenge() });
     expect(anonymous.status, anonymous.text).toBe(200);
@@ -80,7 +125,7 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
   });
 
   it('lets the tenant’s API key identify without a nonce under the default settings; passive liveness still runs', async () => {
-    await settings({ requireLiveness: true, livenessThreshold: 0.5 });
+    await settings({ requireLiveness: true, livenessThreshold: 0.5, identifyCallers: 'credentialed' });
     const live = await identify({ frame: await photo('bbt/amy/amy4.png') }, key);
     expect(live.status, live.text).toBe(200);
     expect(live.body.livenessScore).toEqual(expect.any(Number));
@@ -91,7 +136,8 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
     const forged = await identify({ frame: await photo('bbt/amy/amy4.png'), nonce: 'a.1.forged' }, key);
     expect(forged.status).toBe(400);
     expect(forged.body.code).toBe('invalid_nonce');
-    // Anonymous callers still need one.
+    // Anonymous callers, where the tenant takes them, still need one.
+    await settings({ identifyCallers: 'anonymous_with_challenge' });
     const anonymous = await identify({ frame: await photo('bbt/amy/amy4.png') });
     expect(anonymous.status).toBe(400);
     expect(anonymous.body.code).toBe('invalid_nonce');

@@ -43,7 +43,8 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
     t = await createTestApp({ face });
     receiver = await startWebhookReceiver();
     admin = await adminOf(t);
-    await settings({ webhookUrl: receiver.url });
+    // Anonymous callers are taken here (the nonce tests); identify-access.test.ts covers the default.
+    await settings({ webhookUrl: receiver.url, identifyCallers: 'anonymous_with_challenge' });
     const app = await t.request('POST', '/v1/applications', {
       body: { name: 'scores' },
       headers: admin.headers,
@@ -123,10 +124,10 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
     const imagesDir = path.join(t.deps.config.dataDir, 'images', admin.tenant.tenantId);
     const files = async () => (existsSync(imagesDir) ? (await readdir(imagesDir)).length : 0);
     const [filesBefore, rowsBefore] = [await files(), await t.deps.db.prisma.biometricImage.count()];
-    const noFace = await identify({ frame: base64(await facelessPng()) });
+    const noFace = await identify({ frame: base64(await facelessPng()) }, key);
     expect(noFace.status).toBe(400);
     expect(noFace.body.code).toBe('no_face_detected');
-    const notImage = await identify({ frame: Buffer.from('GIF89a not a jpeg').toString('base64') });
+    const notImage = await identify({ frame: Buffer.from('GIF89a not a jpeg').toString('base64') }, key);
     expect(notImage.status).toBe(400);
     expect(notImage.body.code).toBe('unsupported_image');
     expect(await files()).toBe(filesBefore);
@@ -182,15 +183,18 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
 
   it('answers bad frames with their codes', async () => {
     await settings({ requireLiveness: false });
-    expect((await identify({ frame: '!!!not base64!!!' })).body.code).toBe('invalid_base64');
-    expect((await identify({ frame: Buffer.from('GIF89a........').toString('base64') })).body.code).toBe(
+    expect((await identify({ frame: '!!!not base64!!!' }, key)).body.code).toBe('invalid_base64');
+    expect((await identify({ frame: Buffer.from('GIF89a........').toString('base64') }, key)).body.code).toBe(
       'unsupported_image',
     );
-    expect((await identify({ frame: 42 })).body.code).toBe('validation_failed');
-    const unknownEvent = await identify({
-      frame: await photo('bbt/amy/amy4.png'),
-      eventId: '01a20000-0000-7000-8000-000000000000',
-    });
+    expect((await identify({ frame: 42 }, key)).body.code).toBe('validation_failed');
+    const unknownEvent = await identify(
+      {
+        frame: await photo('bbt/amy/amy4.png'),
+        eventId: '01a20000-0000-7000-8000-000000000000',
+      },
+      key,
+    );
     expect(unknownEvent.status).toBe(404);
     expect(unknownEvent.body.code).toBe('not_found');
   });

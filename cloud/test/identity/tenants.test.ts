@@ -88,6 +88,7 @@ describe('tenant and settings', () => {
       qrRepeatWindowMinutes: 5,
       syncCheckinImages: false,
       refreshTemplates: false,
+      identifyCallers: 'credentialed',
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

@@ -164,6 +164,8 @@ export const RECIPES: Record<string, Recipe> = {
   // Check-in
   checkinLivenessChallenge: {},
   checkinIdentify: {
+    // A tenant takes identification from its API keys only by default (identifyCallers).
+    as: 'apiKey',
     faces: true,
     body: (g, f) => ({ ...without(g, 'nonce', 'location'), frame: f.faceFrame, eventId: f.event.id }),
   },

@@ -221,6 +221,17 @@ export const TenantSettings = z
         'replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. ' +
         'Turning it off stops refreshes; the kept ones stay until then.',
     }),
+    identifyCallers: z.enum(['credentialed', 'anonymous_with_challenge']).openapi({
+      description:
+        'Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with ' +
+        'the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is ' +
+        '403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise ' +
+        'check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh ' +
+        'liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced ' +
+        'for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as ' +
+        'the device agent asks); until then a nonce and passive liveness are all that stand between a still ' +
+        'photo and a check-in, so keep the default unless the door is attended.',
+    }),
   })
   .openapi('TenantSettings');
 export type TenantSettings = z.infer<typeof TenantSettings>;
@@ -241,6 +252,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   qrRepeatWindowMinutes: 5,
   syncCheckinImages: false,
   refreshTemplates: false,
+  identifyCallers: 'credentialed',
 };
 
 /** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */

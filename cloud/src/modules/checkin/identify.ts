@@ -170,14 +170,19 @@ export function createIdentify(
     );
     if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
     const { settings } = tenant;
+    // Anyone holding a photo of an enrolled person could check them in: callers without credentials
+    // only where the tenant allows them, before any face work.
+    if (actor.kind === 'public' && settings.identifyCallers !== 'anonymous_with_challenge') {
+      throw new AppError(
+        403,
+        'anonymous_identify_not_allowed',
+        'This tenant takes identification from its API keys only (tenant setting identifyCallers)',
+      );
+    }
     // A server holding the tenant's API key may skip the nonce (the contract's quick-start sends none):
     // the nonce guards against replaying a captured frame from a public kiosk; passive liveness still runs.
-    if (settings.requireLiveness && !input.nonce && actor.kind !== 'apiKey') {
-      throw new AppError(
-        400,
-        'invalid_nonce',
-        'This tenant requires liveness: send the nonce of a fresh challenge',
-      );
+    if (!input.nonce && actor.kind !== 'apiKey') {
+      throw new AppError(400, 'invalid_nonce', 'Send the nonce of a fresh liveness challenge');
     }
     // A wrong event is the caller's mistake: refuse it before the nonce is spent and the face work.
     const event = await loadEvent(deps.db, tenant.id, input.eventId);

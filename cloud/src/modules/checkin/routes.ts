@@ -52,6 +52,16 @@ function forCaller<T extends CheckinResult | StepUpRequired>(kind: ActorKind, re
   return outcome as T;
 }
 
+/**
+ * A face check-in answers an anonymous caller (tenant setting identifyCallers) the outcome only: not who
+ * was recognised either, or a photo found on the web would tell whether and as whom it is enrolled. The
+ * tenant's webhook and bus message carry the person.
+ */
+function forFaceCaller<T extends CheckinResult | StepUpRequired>(kind: ActorKind, result: T): T {
+  const shown = forCaller(kind, result);
+  return kind === 'public' && 'person' in shown ? { ...shown, person: null } : shown;
+}
+
 const STEP_UP_EXAMPLE = {
   outcome: 'step_up_required',
   stepUp: {
@@ -140,10 +150,13 @@ export function checkinRoutes(deps: AppDeps) {
         'frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome ' +
         'follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant ' +
         'requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).\n\n' +
-        'Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, ' +
-        '`threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step, and for a ' +
-        'step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the scores and the ' +
-        'step-up’s `candidate`.\n\n' +
+        '**Who may call** is the tenant’s `identifyCallers`: by default (`credentialed`) only the tenant’s API ' +
+        'keys (scope `checkin`); a call without credentials is 403 `anonymous_identify_not_allowed`, whatever ' +
+        'the photo. With `anonymous_with_challenge`, callers without credentials are taken too, each with a ' +
+        'fresh nonce (400 `invalid_nonce` without one), and get the outcome only (`outcome`, `reason`, ' +
+        '`checkInId`, `person: null`): no person, no `score`, `threshold` or `livenessScore` (which would let a ' +
+        'photo or a spoof be tuned step by step), and for a step-up no `candidate` (nobody learns whom a face ' +
+        'resembles). API-key callers get the person, the scores and the step-up’s `candidate`.\n\n' +
         'An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a ' +
         'server, and the nonce guards against replaying a captured frame through a public kiosk. Passive ' +
         'liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up ' +
@@ -198,7 +211,13 @@ export function checkinRoutes(deps: AppDeps) {
         {
           status: 400,
           code: 'invalid_nonce',
-          description: 'missing (anonymous caller, liveness required), forged, expired or used nonce',
+          description: 'missing (anonymous caller), forged, expired or used nonce',
+        },
+        {
+          status: 403,
+          code: 'anonymous_identify_not_allowed',
+          description:
+            'a call without credentials while the tenant’s `identifyCallers` is `credentialed` (the default)',
         },
         { status: 400, code: 'invalid_base64', description: '`frame` is not base64' },
         { status: 400, code: 'unsupported_image', description: '`frame` is not a JPEG or PNG' },
@@ -231,7 +250,7 @@ export function checkinRoutes(deps: AppDeps) {
         });
         return {
           status: 200,
-          body: forCaller(actor.kind, await identify(actor, params.tenantSlug, body, meta)),
+          body: forFaceCaller(actor.kind, await identify(actor, params.tenantSlug, body, meta)),
         };
       },
     }),
@@ -290,7 +309,7 @@ export function checkinRoutes(deps: AppDeps) {
         });
         return {
           status: 200,
-          body: forCaller(
+          body: forFaceCaller(
             actor.kind,
             await stepUp.complete(actor, params.tenantSlug, params.attemptId, body, meta),
           ),

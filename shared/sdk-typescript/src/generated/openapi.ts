@@ -704,7 +704,7 @@ export interface paths {
      *
      *     Before any of that, a photo below the tenant’s `probeQualityMin` is not judged: 422 `face_retake` with `reasons` (`move_closer`, `hold_still`, `more_light`, `face_the_camera`), nothing recorded and the frame not kept; and `liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`. With `eventId` the event rules apply. The frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).
      *
-     *     Anonymous callers get the outcome only (`outcome`, `reason`, `person` when recognised): no `score`, `threshold` or `livenessScore`, which would let a photo or a spoof be tuned step by step, and for a step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the scores and the step-up’s `candidate`.
+     *     **Who may call** is the tenant’s `identifyCallers`: by default (`credentialed`) only the tenant’s API keys (scope `checkin`); a call without credentials is 403 `anonymous_identify_not_allowed`, whatever the photo. With `anonymous_with_challenge`, callers without credentials are taken too, each with a fresh nonce (400 `invalid_nonce` without one), and get the outcome only (`outcome`, `reason`, `checkInId`, `person: null`): no person, no `score`, `threshold` or `livenessScore` (which would let a photo or a spoof be tuned step by step), and for a step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the person, the scores and the step-up’s `candidate`.
      *
      *     An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a server, and the nonce guards against replaying a captured frame through a public kiosk. Passive liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up without a nonce is replay protection, so a server relaying frames from its own cameras should fetch a challenge per frame. A nonce that is sent is always checked.
      *
@@ -1850,6 +1850,7 @@ export interface components {
         | 'step_up_used'
         | 'step_up_expired'
         | 'invalid_nonce'
+        | 'anonymous_identify_not_allowed'
         | 'qr_token_expired'
         | 'too_many_rows'
         | 'email_required'
@@ -2241,6 +2242,11 @@ export interface components {
       syncCheckinImages: boolean;
       /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
       refreshTemplates: boolean;
+      /**
+       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as the device agent asks); until then a nonce and passive liveness are all that stand between a still photo and a check-in, so keep the default unless the door is attended.
+       * @enum {string}
+       */
+      identifyCallers: 'credentialed' | 'anonymous_with_challenge';
     };
     AgePolicy: {
       /**
@@ -2334,6 +2340,11 @@ export interface components {
       syncCheckinImages?: boolean;
       /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
       refreshTemplates?: boolean;
+      /**
+       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as the device agent asks); until then a nonce and passive liveness are all that stand between a still photo and a check-in, so keep the default unless the door is attended.
+       * @enum {string}
+       */
+      identifyCallers?: 'credentialed' | 'anonymous_with_challenge';
     };
     Sandbox: {
       /**
@@ -7317,7 +7328,7 @@ export interface operations {
           'application/json': components['schemas']['IdentifyResult'];
         };
       };
-      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_nonce`: missing (anonymous caller, liveness required), forged, expired or used nonce; `invalid_base64`: `frame` is not base64; `unsupported_image`: `frame` is not a JPEG or PNG; `no_face_detected`: no face in the frame */
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_nonce`: missing (anonymous caller), forged, expired or used nonce; `invalid_base64`: `frame` is not base64; `unsupported_image`: `frame` is not a JPEG or PNG; `no_face_detected`: no face in the frame */
       400: {
         headers: {
           [name: string]: unknown;
@@ -7335,7 +7346,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `anonymous_identify_not_allowed`: a call without credentials while the tenant’s `identifyCallers` is `credentialed` (the default) */
       403: {
         headers: {
           [name: string]: unknown;
