@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { defaultMigrationsDir } from '../../src/infra/db/migrate.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { integratorOf } from '../persons/support.js';
+import { integratorOf, registerInvited } from '../persons/support.js';
 
 describe('identities of persons', () => {
   let t: TestApp;
@@ -73,13 +73,10 @@ describe('identities of persons', () => {
       expect(await identitiesOf(row.personId)).toHaveLength(1);
     }
 
-    const registered = await t.request('POST', '/v1/public/onboarding/register', {
-      body: {
-        tenantSlug: org.tenant.slug,
-        name: 'Self Service',
-        document: 'SELF-1',
-        email: 'self@example.com',
-      },
+    const registered = await registerInvited(t, org, {
+      name: 'Self Service',
+      document: 'SELF-1',
+      email: 'self@example.com',
     });
     expect(registered.status).toBe(201);
     expect(await identitiesOf(registered.body.personId)).toHaveLength(1);

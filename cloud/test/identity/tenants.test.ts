@@ -75,6 +75,7 @@ describe('tenant and settings', () => {
       webhookUrl: null,
       geofenceRadiusMetros: 200,
       age_policy: { minimumAge: null, belowMinimum: 'deny' },
+      selfRegistration: 'off',
       biometricQualityLevel: 0.5,
       // The face lines are the evaluation's (checkin-policy), read from there.
       matchThreshold: FACE_LINE_DEFAULTS.matchThreshold,

@@ -22,7 +22,7 @@ import {
 } from '../support/faces.js';
 import type { FaceEngine } from '@portico/face-engine';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
-import { integratorOf } from './support.js';
+import { integratorOf, registerInvited } from './support.js';
 
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
 if (!HAS_LABELLED) console.warn('../shared/faces absent: enrollment tests use the registry photos instead');
@@ -313,9 +313,10 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
 
   it('enrolls through the public flow with a single-use token and emits person.enrolled', async () => {
     const t = await freshTenant();
-    const slug = (await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: t.tenantId } })).slug;
-    const reg = await app.request('POST', '/v1/public/onboarding/register', {
-      body: { tenantSlug: slug, name: 'Self Enrolled', document: 'SE-1', email: 'se@example.com' },
+    const reg = await registerInvited(app, t, {
+      name: 'Self Enrolled',
+      document: 'SE-1',
+      email: 'se@example.com',
     });
     expect(reg.status).toBe(201);
     const { personId, enrollment_token: token } = reg.body;

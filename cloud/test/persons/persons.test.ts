@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/infra/crypto.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { integratorOf } from './support.js';
+import { integratorOf, registerInvited } from './support.js';
 
 let app: TestApp;
 let smtp: SmtpSink;
@@ -285,9 +285,10 @@ describe('POST /v1/persons/:id/send-enrollment-link', () => {
 
 describe('public onboarding without a face engine', () => {
   it('registers, verifies the token, and answers enroll with 503 engine_unavailable; health is 503 with the reason', async () => {
-    const slug = (await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: org.tenantId } })).slug;
-    const reg = await app.request('POST', '/v1/public/onboarding/register', {
-      body: { tenantSlug: slug, name: 'Self Service', document: 'S1', email: 'self@example.com' },
+    const reg = await registerInvited(app, org, {
+      name: 'Self Service',
+      document: 'S1',
+      email: 'self@example.com',
     });
     expect(reg.status).toBe(201);
     expect(reg.body.enrollment_token).toMatch(/^et_/);
@@ -335,13 +336,17 @@ describe('public onboarding without a face engine', () => {
 describe('public onboarding rate limits', () => {
   it('answers register with 429 rate_limited and Retry-After once an address has registered 20 times in 10 minutes', async () => {
     const slug = (await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: other.tenantId } })).slug;
+    await app.request('PATCH', `/v1/tenants/${other.tenantId}/settings`, {
+      headers: other.keyHeaders,
+      body: { selfRegistration: 'open_verified' },
+    });
     let limited: Awaited<ReturnType<TestApp['request']>> | undefined;
     for (let i = 0; i < 25 && !limited; i++) {
       const res = await app.request('POST', '/v1/public/onboarding/register', {
         body: { tenantSlug: slug, name: `Flood ${i}`, document: `FL${i}`, email: `flood${i}@example.com` },
       });
       if (res.status === 429) limited = res;
-      else expect(res.status).toBe(201);
+      else expect(res.status, res.text).toBe(202);
     }
     expect(limited?.body.code).toBe('rate_limited');
     expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);

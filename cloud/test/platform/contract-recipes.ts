@@ -147,7 +147,15 @@ export const RECIPES: Record<string, Recipe> = {
   },
   onboardingHealth: { faces: true },
   registerPerson: {
-    body: (g, f) => ({ ...without(g, 'birthDate'), tenantSlug: f.org.tenant.slug }),
+    // Open registration with the address verified (202); the invited form is what register() uses.
+    prepare: async (f) => {
+      await f.call('PATCH', `/v1/tenants/${f.org.tenantId}/settings`, {
+        headers: f.apiKey,
+        body: { selfRegistration: 'open_verified' },
+      });
+      return {};
+    },
+    body: (g, f) => ({ ...without(g, 'birthDate', 'invitation'), tenantSlug: f.org.tenant.slug }),
   },
   verifyEnrollmentToken: {
     prepare: async (f) => ({ body: { enrollment_token: (await register(f)).enrollment_token } }),
@@ -392,14 +400,30 @@ function eventRules(g: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-/** A person registered on the public onboarding page: its id and single-use enrollment token. */
+/**
+ * A person registered on the public onboarding page by a guest invitation (the form that answers the
+ * enrollment token), at the scratch tenant: its id and single-use enrollment token.
+ */
 async function register(f: Fixtures): Promise<{ personId: string; enrollment_token: string }> {
+  const headers = f.scratch.keyHeaders;
+  await f.call('PATCH', `/v1/tenants/${f.scratch.tenantId}/settings`, {
+    headers,
+    body: { selfRegistration: 'invitation' },
+  });
+  const event = await f.call('POST', '/v1/events', { headers, body: { name: 'Invitations' } });
+  await f.call('PATCH', `/v1/events/${event.body.id}/status`, { headers, body: { status: 'published' } });
+  const email = `${f.unique('reg')}@example.com`;
+  const guest = await f.call('POST', `/v1/events/${event.body.id}/guests`, {
+    headers,
+    body: { name: 'Contract Registrant', email },
+  });
   const res = await f.call('POST', '/v1/public/onboarding/register', {
     body: {
-      tenantSlug: f.org.tenant.slug,
+      tenantSlug: f.scratch.tenant.slug,
       name: 'Contract Registrant',
       document: f.unique('reg'),
-      email: `${f.unique('reg')}@example.com`,
+      email,
+      invitation: { eventToken: event.body.publicToken, guestToken: guest.body.guestToken },
     },
   });
   if (res.status !== 201) throw new Error(`set-up: register answered ${res.status}: ${res.text}`);

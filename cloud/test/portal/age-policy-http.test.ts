@@ -31,7 +31,8 @@ async function tenantWithPolicy(policy: { minimumAge: number | null; belowMinimu
   const org = await integratorOf(app);
   const res = await app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
     headers: org.headers,
-    body: { age_policy: policy },
+    // Registration open (with the address verified), so that the age rule is what answers.
+    body: { age_policy: policy, selfRegistration: 'open_verified' },
   });
   expect(res.status, res.text).toBe(200);
   const slug = (await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: org.tenantId } })).slug;

@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'qr_token_expired',
   'too_many_rows',
   'email_required',
+  'self_registration_off',
+  'invitation_required',
   'age_below_minimum',
   'birth_date_required',
   'guardian_consent_required',

@@ -92,6 +92,18 @@ export const RegisterRequest = z
     email: z.email().max(320),
     phone: PersonFields.shape.phone,
     birthDate: PersonFields.shape.birthDate,
+    invitation: z
+      .strictObject({
+        eventToken: Text.min(16).max(128),
+        guestToken: Text.min(16).max(128),
+      })
+      .optional()
+      .openapi({
+        description:
+          'The guest invitation this registration answers (the event and guest tokens of the invitation ' +
+          'link). Required when the tenant’s `selfRegistration` is `invitation`; the new person is linked ' +
+          'to that guest.',
+      }),
   })
   .openapi('RegisterRequest');
 export type RegisterRequest = z.infer<typeof RegisterRequest>;
@@ -104,6 +116,18 @@ export const RegisterResult = z
   })
   .openapi('RegisterResult');
 export type RegisterResult = z.infer<typeof RegisterResult>;
+
+export const RegistrationPending = z
+  .object({
+    status: z.literal('verification_sent'),
+    expiresAt: Timestamp.openapi({ description: 'When the e-mailed enrollment link stops working.' }),
+  })
+  .openapi('RegistrationPending', {
+    description:
+      'Tenant setting `open_verified`: the enrollment link went to the e-mail address given; opening it ' +
+      'proves the address and is the only way to enroll a face for this registration.',
+  });
+export type RegistrationPending = z.infer<typeof RegistrationPending>;
 
 export const VerifyTokenRequest = z
   .strictObject({ enrollment_token: EnrollmentTokenValue })

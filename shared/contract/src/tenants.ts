@@ -107,6 +107,21 @@ export const AgePolicy = z
   .openapi('AgePolicy');
 export type AgePolicy = z.infer<typeof AgePolicy>;
 
+/** Who may register a person at the tenant without credentials (`POST /v1/public/onboarding/register`). */
+export const SELF_REGISTRATION_MODES = ['off', 'invitation', 'open_verified'] as const;
+export const SelfRegistration = z.enum(SELF_REGISTRATION_MODES).openapi({
+  description:
+    'Public self-registration (`POST /v1/public/onboarding/register`). `off` (the default for new ' +
+    'tenants): refused with 403 `self_registration_off`; persons come from the tenant (console, API, ' +
+    'import) and enroll through the links it sends. `invitation`: only with a guest invitation of one of ' +
+    'the tenant’s events (`invitation: { eventToken, guestToken }`, from the invitation the guest received ' +
+    'by e-mail); the person is linked to that guest, and enrollment links keep working. `open_verified`: ' +
+    'anyone, but the enrollment token is never in the answer: it is e-mailed to the address given, so ' +
+    'only the holder of that mailbox can enroll a face. Tenants that existed before this setting were ' +
+    'moved to `open_verified`.',
+});
+export type SelfRegistration = z.infer<typeof SelfRegistration>;
+
 export const TenantSettings = z
   .strictObject({
     webhookUrl: z
@@ -125,6 +140,7 @@ export const TenantSettings = z
       .max(100_000)
       .openapi({ description: 'Default geofence radius of an event, in metres.', example: 200 }),
     age_policy: AgePolicy,
+    selfRegistration: SelfRegistration,
     biometricQualityLevel: z
       .number()
       .min(0)
@@ -240,6 +256,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   webhookUrl: null,
   geofenceRadiusMetros: 200,
   age_policy: { minimumAge: null, belowMinimum: 'deny' },
+  selfRegistration: 'off',
   biometricQualityLevel: 0.5,
   matchThreshold: FACE_LINE_DEFAULTS.matchThreshold,
   stepUpThreshold: FACE_LINE_DEFAULTS.stepUpThreshold,

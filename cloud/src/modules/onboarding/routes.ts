@@ -6,6 +6,7 @@ import {
   OnboardingResult,
   RegisterRequest,
   RegisterResult,
+  RegistrationPending,
   VerifyTokenRequest,
   VerifyTokenResult,
 } from '@portico/contract';
@@ -118,21 +119,38 @@ export function onboardingRoutes(deps: AppDeps) {
       operationId: 'registerPerson',
       summary: 'Public self-registration; returns an enrollment token',
       description:
-        'No credentials: the tenant is named by `tenantSlug`. Creates the person and a single-use ' +
-        'enrollment token valid for 72 hours. Limited to 20 calls per 10 minutes per client address.',
+        'No credentials: the tenant is named by `tenantSlug`, and its setting `selfRegistration` says who ' +
+        'may register. `off` (the default for new tenants): 403 `self_registration_off`. `invitation`: only ' +
+        'with `invitation` (the event and guest tokens of a guest invitation of one of its events; the guest’s ' +
+        'e-mail, when it has one, must be the one given): creates the person, links it to the guest and ' +
+        'answers 201 with a single-use enrollment token valid for 72 hours. `open_verified`: anyone; creates ' +
+        'the person and the token but answers 202 without it: the token goes as an enrollment link to the ' +
+        'e-mail address given, so only that mailbox’s holder can enroll a face. Limited to 20 calls per 10 ' +
+        'minutes per client address.',
       tag: TAG,
       auth: ANY_CALLER,
       body: RegisterRequest,
-      responses: { 201: { description: 'Registered', schema: RegisterResult } },
+      responses: {
+        201: { description: 'Registered by invitation: the enrollment token', schema: RegisterResult },
+        202: { description: 'Registered; the enrollment link was e-mailed', schema: RegistrationPending },
+      },
       errors: [
         TOO_YOUNG,
-        { status: 404, code: 'not_found', description: 'no active tenant with this slug' },
+        { status: 403, code: 'self_registration_off', description: 'the tenant takes no self-registration' },
+        {
+          status: 403,
+          code: 'invitation_required',
+          description: 'the tenant takes invited guests only: no invitation, or it is for another address',
+        },
+        {
+          status: 404,
+          code: 'not_found',
+          description: 'no active tenant with this slug, or no such invitation at it',
+        },
+        { status: 409, code: 'conflict', description: 'the invitation was already used to register' },
         { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
       ],
-      handler: async ({ body, req, res }) => ({
-        status: 201,
-        body: await onboarding.register(body, requestMeta(req, res)),
-      }),
+      handler: async ({ body, req, res }) => onboarding.register(body, requestMeta(req, res)),
     }),
     defineRoute({
       method: 'post',

@@ -9,6 +9,7 @@ import type {
   OnboardingResult,
   RegisterRequest,
   RegisterResult,
+  RegistrationPending,
   VerifyTokenResult,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
@@ -16,9 +17,11 @@ import type { ActorOf } from '../../http/actor.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
-import { isUniqueViolation, newId } from '../../infra/db/index.js';
+import { isUniqueViolation, newId, type Tx } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
+import { eventByToken } from '../events/service.js';
 import { checkEnrollmentAge, checkRegistrationAge } from '../privacy/age-policy.js';
+import { enqueueMail } from '../privacy/jobs.js';
 import { getTenantSettings, tenantBySlug } from '../tenants/service.js';
 import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
@@ -34,6 +37,33 @@ export const PUBLIC_LIMITS = {
 } satisfies Record<string, RateLimitRule>;
 
 export type EnrollCaller = ActorOf<'apiKey'> | ActorOf<'adminSession'> | ActorOf<'public'>;
+
+/**
+ * The guest a registration's invitation names: a guest of one of the tenant's public events, not
+ * declined and not yet linked to a person, whose address (when it has one) is the one registering.
+ */
+async function invitedGuest(
+  tx: Tx,
+  tenantId: string,
+  invitation: { eventToken: string; guestToken: string },
+  email: string,
+): Promise<{ id: string }> {
+  const event = await eventByToken(tx, invitation.eventToken).catch(() => null);
+  const guest =
+    event && event.tenantId === tenantId
+      ? await tx.guest.findFirst({
+          where: { eventId: event.id, guestToken: invitation.guestToken, deletedAt: null },
+          select: { id: true, status: true, personId: true, email: true },
+        })
+      : null;
+  if (!guest || guest.status === 'declined') throw notFound('Invitation');
+  if (guest.email && guest.email.toLowerCase() !== email.toLowerCase()) {
+    throw new AppError(403, 'invitation_required', 'This invitation is for another e-mail address');
+  }
+  if (guest.personId)
+    throw new AppError(409, 'conflict', 'This invitation has already been used to register');
+  return { id: guest.id };
+}
 
 export function createOnboardingService(
   deps: Pick<
@@ -123,38 +153,99 @@ export function createOnboardingService(
       };
     },
 
-    async register(input: RegisterRequest, meta: RequestMeta): Promise<RegisterResult> {
+    /**
+     * Public self-registration, as the tenant's `selfRegistration` allows: `off` refuses; `invitation`
+     * takes only a guest invitation of one of its events (the person is linked to that guest) and
+     * answers the enrollment token; `open_verified` takes anyone but mails the enrollment link to the
+     * address given instead of answering it, so only that mailbox's holder can enroll a face.
+     */
+    async register(
+      input: RegisterRequest,
+      meta: RequestMeta,
+    ): Promise<{ status: 201; body: RegisterResult } | { status: 202; body: RegistrationPending }> {
       await limit('register', meta.ip);
       const tenant = await tenantBySlug(deps.db, input.tenantSlug);
       const now = deps.clock.now();
-      const { age_policy } = await getTenantSettings(deps.db, tenant.id);
+      const { age_policy, selfRegistration } = await getTenantSettings(deps.db, tenant.id);
+      if (selfRegistration === 'off') {
+        throw new AppError(403, 'self_registration_off', 'This organisation does not take self-registration');
+      }
+      if (selfRegistration === 'invitation' && !input.invitation) {
+        throw new AppError(
+          403,
+          'invitation_required',
+          'This organisation takes registrations only from the guests it invited (invitation)',
+        );
+      }
       checkRegistrationAge(age_policy, birthDateOf(input.birthDate), now);
-      return prisma.$transaction(async (tx) => {
+      const answer = await prisma.$transaction(async (tx) => {
+        const guest = input.invitation
+          ? await invitedGuest(tx, tenant.id, input.invitation, input.email)
+          : null;
         const person = await tx.person.create({
           data: { id: newId(), ...newPersonRow(tenant.id, input, now) },
         });
         await createIdentity(tx, { tenantId: tenant.id, personId: person.id, now });
+        if (guest) {
+          // A new change number, so devices' replicas pick the link up with the guest's next delta.
+          await tx.$executeRaw`
+            UPDATE guests SET person_id = ${person.id}, change_seq = nextval('guests_change_seq_seq'),
+                   updated_at = ${now}
+             WHERE id = ${guest.id}`;
+        }
         const token = await issueEnrollmentToken(tx, {
           tenantId: tenant.id,
           personId: person.id,
           purpose: 'self_registration',
           now,
         });
+        const verified = selfRegistration === 'open_verified' && !guest;
         await recordAudit(tx, {
           tenantId: tenant.id,
           actorType: 'public',
           action: 'person.registered',
           targetType: 'person',
           targetId: person.id,
+          metadata: guest ? { by: 'invitation', guestId: guest.id } : { by: 'email_link' },
           ip: meta.ip,
           requestId: meta.requestId,
         });
+        if (verified) {
+          const { name: organisation } = await tx.tenant.findUniqueOrThrow({
+            where: { id: tenant.id },
+            select: { name: true },
+          });
+          const link = `${deps.config.publicUrl.replace(/\/$/, '')}/enroll?token=${encodeURIComponent(token.token)}`;
+          await enqueueMail(
+            tx,
+            deps,
+            {
+              to: input.email,
+              subject: `Confirm your registration at ${organisation}`,
+              text:
+                `Hello ${input.name},\n\nSomeone (we hope you) registered this address at ${organisation} for ` +
+                `check-in. Open this link to confirm it and register your face:\n${link}\n\n` +
+                `The link works once and expires on ${token.expiresAt.toISOString()}.\n` +
+                'If you did not register, ignore this message: nothing more happens without the link.\n',
+            },
+            now,
+          );
+          return {
+            status: 202 as const,
+            body: { status: 'verification_sent' as const, expiresAt: token.expiresAt.toISOString() },
+          };
+        }
         return {
-          personId: person.id,
-          enrollment_token: token.token,
-          expiresAt: token.expiresAt.toISOString(),
+          status: 201 as const,
+          body: {
+            personId: person.id,
+            enrollment_token: token.token,
+            expiresAt: token.expiresAt.toISOString(),
+          },
         };
       });
+      if (answer.status === 202) deps.outbox.notify();
+      return answer;
     },
 
     async verifyToken(token: string, meta: RequestMeta): Promise<VerifyTokenResult> {

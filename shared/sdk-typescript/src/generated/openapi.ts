@@ -616,7 +616,7 @@ export interface paths {
     put?: never;
     /**
      * Public self-registration; returns an enrollment token
-     * @description No credentials: the tenant is named by `tenantSlug`. Creates the person and a single-use enrollment token valid for 72 hours. Limited to 20 calls per 10 minutes per client address.
+     * @description No credentials: the tenant is named by `tenantSlug`, and its setting `selfRegistration` says who may register. `off` (the default for new tenants): 403 `self_registration_off`. `invitation`: only with `invitation` (the event and guest tokens of a guest invitation of one of its events; the guest’s e-mail, when it has one, must be the one given): creates the person, links it to the guest and answers 201 with a single-use enrollment token valid for 72 hours. `open_verified`: anyone; creates the person and the token but answers 202 without it: the token goes as an enrollment link to the e-mail address given, so only that mailbox’s holder can enroll a face. Limited to 20 calls per 10 minutes per client address.
      */
     post: operations['registerPerson'];
     delete?: never;
@@ -1854,6 +1854,8 @@ export interface components {
         | 'qr_token_expired'
         | 'too_many_rows'
         | 'email_required'
+        | 'self_registration_off'
+        | 'invitation_required'
         | 'age_below_minimum'
         | 'birth_date_required'
         | 'guardian_consent_required'
@@ -2192,6 +2194,11 @@ export interface components {
       geofenceRadiusMetros: number;
       age_policy: components['schemas']['AgePolicy'];
       /**
+       * @description Public self-registration (`POST /v1/public/onboarding/register`). `off` (the default for new tenants): refused with 403 `self_registration_off`; persons come from the tenant (console, API, import) and enroll through the links it sends. `invitation`: only with a guest invitation of one of the tenant’s events (`invitation: { eventToken, guestToken }`, from the invitation the guest received by e-mail); the person is linked to that guest, and enrollment links keep working. `open_verified`: anyone, but the enrollment token is never in the answer: it is e-mailed to the address given, so only the holder of that mailbox can enroll a face. Tenants that existed before this setting were moved to `open_verified`.
+       * @enum {string}
+       */
+      selfRegistration: 'off' | 'invitation' | 'open_verified';
+      /**
        * @description Minimum face quality (0.0–1.0) accepted at enrollment.
        * @example 0.5
        */
@@ -2289,6 +2296,11 @@ export interface components {
          */
         belowMinimum?: 'deny' | 'require_guardian_consent';
       };
+      /**
+       * @description Public self-registration (`POST /v1/public/onboarding/register`). `off` (the default for new tenants): refused with 403 `self_registration_off`; persons come from the tenant (console, API, import) and enroll through the links it sends. `invitation`: only with a guest invitation of one of the tenant’s events (`invitation: { eventToken, guestToken }`, from the invitation the guest received by e-mail); the person is linked to that guest, and enrollment links keep working. `open_verified`: anyone, but the enrollment token is never in the answer: it is e-mailed to the address given, so only the holder of that mailbox can enroll a face. Tenants that existed before this setting were moved to `open_verified`.
+       * @enum {string}
+       */
+      selfRegistration?: 'off' | 'invitation' | 'open_verified';
       /**
        * @description Minimum face quality (0.0–1.0) accepted at enrollment.
        * @example 0.5
@@ -2622,6 +2634,17 @@ export interface components {
        */
       expiresAt: string;
     };
+    /** @description Tenant setting `open_verified`: the enrollment link went to the e-mail address given; opening it proves the address and is the only way to enroll a face for this registration. */
+    RegistrationPending: {
+      /** @enum {string} */
+      status: 'verification_sent';
+      /**
+       * Format: date-time
+       * @description When the e-mailed enrollment link stops working.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      expiresAt: string;
+    };
     RegisterRequest: {
       /** @example acme */
       tenantSlug: string;
@@ -2642,6 +2665,11 @@ export interface components {
        * @example 1990-04-30
        */
       birthDate?: string;
+      /** @description The guest invitation this registration answers (the event and guest tokens of the invitation link). Required when the tenant’s `selfRegistration` is `invitation`; the new person is linked to that guest. */
+      invitation?: {
+        eventToken: string;
+        guestToken: string;
+      };
     };
     VerifyTokenResult: {
       /** @enum {boolean} */
@@ -4248,6 +4276,7 @@ export type SchemaOnboardingRequest = components['schemas']['OnboardingRequest']
 export type SchemaGuardianConsent = components['schemas']['GuardianConsent'];
 export type SchemaOnboardingHealth = components['schemas']['OnboardingHealth'];
 export type SchemaRegisterResult = components['schemas']['RegisterResult'];
+export type SchemaRegistrationPending = components['schemas']['RegistrationPending'];
 export type SchemaRegisterRequest = components['schemas']['RegisterRequest'];
 export type SchemaVerifyTokenResult = components['schemas']['VerifyTokenResult'];
 export type SchemaVerifyTokenRequest = components['schemas']['VerifyTokenRequest'];
@@ -6935,13 +6964,22 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Registered */
+      /** @description Registered by invitation: the enrollment token */
       201: {
         headers: {
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['RegisterResult'];
+        };
+      };
+      /** @description Registered; the enrollment link was e-mailed */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RegistrationPending'];
         };
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `age_below_minimum`: the birthDate is under age_policy.minimumAge and belowMinimum is deny */
@@ -6962,7 +7000,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `self_registration_off`: the tenant takes no self-registration; `invitation_required`: the tenant takes invited guests only: no invitation, or it is for another address */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6971,8 +7009,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `not_found`: no active tenant with this slug */
+      /** @description `not_found`: no active tenant with this slug, or no such invitation at it */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `conflict`: the invitation was already used to register */
+      409: {
         headers: {
           [name: string]: unknown;
         };
