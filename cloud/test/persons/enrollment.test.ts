@@ -22,6 +22,7 @@ import {
 } from '../support/faces.js';
 import type { FaceEngine } from '@portico/face-engine';
 import { startWebhookReceiver } from '../support/webhook-receiver.js';
+import { issueEnrollmentToken } from '../../src/modules/onboarding/tokens.js';
 import { integratorOf, registerInvited } from './support.js';
 
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
@@ -194,6 +195,39 @@ describe.skipIf(!HAS_MODELS)('biometric enrollment with real photos', () => {
     const p2 = await newPerson(lax.keyHeaders);
     expect((await enroll(p1, base64(a.bytes), lax.keyHeaders)).status).toBe(200);
     expect((await enroll(p2, base64(b.bytes), lax.keyHeaders)).status).toBe(200);
+  });
+
+  it('answers an enrollment link whose face is another person’s with a plain refusal (409 conflict, never duplicate_face) and queues the possible duplicate for the admins in the audit log', async () => {
+    const [a, b] = await samePersonPair();
+    const t = await freshTenant();
+    const first = await newPerson(t.keyHeaders);
+    expect((await enroll(first, base64(a.bytes), t.keyHeaders)).status).toBe(200);
+    const linkFor = async (personId: string) =>
+      (
+        await issueEnrollmentToken(app.deps.db.prisma, {
+          tenantId: t.tenantId,
+          personId,
+          purpose: 'enrollment_link',
+          now: new Date(),
+        })
+      ).token;
+    const second = await newPerson(t.keyHeaders);
+    const dup = await enroll(second, base64(b.bytes), {}, await linkFor(second));
+    expect(dup.status, dup.text).toBe(409);
+    expect(dup.body.code).toBe('conflict');
+    expect(dup.text).not.toContain(first);
+    expect(dup.text).not.toMatch(/duplicate|already enrolled/i);
+    const queued = await app.request('GET', '/v1/admin/audit-log?action=person.possible_duplicate', {
+      headers: t.headers,
+    });
+    expect(queued.status, queued.text).toBe(200);
+    expect(queued.body.items).toHaveLength(1);
+    expect(queued.body.items[0]).toMatchObject({
+      action: 'person.possible_duplicate',
+      targetId: second,
+      metadata: expect.objectContaining({ matchedPersonId: first }),
+    });
+    expect(await app.deps.db.prisma.faceTemplate.count({ where: { personId: second } })).toBe(0);
   });
 
   it('sees a template enrolled by another process: the gallery reloads when the database changed', async () => {

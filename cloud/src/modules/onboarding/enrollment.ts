@@ -6,11 +6,13 @@ import { cosineSimilarity, embeddingToBuffer, meanEmbedding } from '@portico/fac
 import type { TenantSettings } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
+import type { RequestMeta } from '../../http/request-context.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { embeddingOf, frameBytes } from '../../infra/face.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
 import { templateContext } from '../faces/gallery.js';
 import { emitEvent } from '../outbox/emit.js';
+import { recordAudit } from '../audit/record.js';
 
 type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clock' | 'logger' | 'images'>;
 
@@ -19,6 +21,17 @@ type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clo
  * same-person pairs of the evaluation sets score lower, while about 98 % of different-person pairs do.
  */
 const SAME_PERSON_MIN_COSINE = 0.25;
+
+/**
+ * What a caller without credentials (an enrollment link) hears when the face matches another person: a
+ * plain refusal (409 `conflict`, as for a person who cannot be enrolled now), never `duplicate_face`,
+ * which would tell that the face is enrolled at the tenant. The tenant's admins see the possible
+ * duplicate in the audit log (`person.possible_duplicate`, console "Audit").
+ */
+const ANONYMOUS_ENROLLMENT_REFUSAL = 'This person cannot be enrolled now; contact the organiser';
+
+/** Who is enrolling, when it is a caller without credentials (the duplicate is answered and queued apart). */
+export type AnonymousEnrollment = Pick<RequestMeta, 'ip' | 'requestId'>;
 
 export interface CheckedFace {
   settings: TenantSettings;
@@ -47,7 +60,12 @@ export function createEnrollment(deps: Deps) {
      * template matching another person of the tenant at or above matchThreshold -> 409
      * `duplicate_face`, unless allowDuplicateFaces.
      */
-    async check(tenantId: string, frames: readonly string[], personId: string | null): Promise<CheckedFace> {
+    async check(
+      tenantId: string,
+      frames: readonly string[],
+      personId: string | null,
+      anonymous?: AnonymousEnrollment,
+    ): Promise<CheckedFace> {
       const analyses = await Promise.all(frames.map((frame) => deps.face.analyze(frame)));
       const tenant = await deps.db.prisma.tenant.findUniqueOrThrow({
         where: { id: tenantId },
@@ -88,7 +106,22 @@ export function createEnrollment(deps: Deps) {
       if (!settings.allowDuplicateFaces) {
         const serving = templates.at(-1)!;
         const hits = await deps.gallery.search(tenantId, serving.modelId, serving.embedding, 2);
-        if (hits.some((h) => h.personId !== personId && h.score >= settings.matchThreshold)) {
+        const other = hits.find((h) => h.personId !== personId && h.score >= settings.matchThreshold);
+        if (other && anonymous) {
+          // Queued for the tenant's admins (console: audit log), answered as any other refusal.
+          await recordAudit(deps.db.prisma, {
+            tenantId,
+            actorType: 'public',
+            action: 'person.possible_duplicate',
+            targetType: 'person',
+            targetId: personId ?? undefined,
+            metadata: { matchedPersonId: other.personId, score: Math.round(other.score * 10_000) / 10_000 },
+            ip: anonymous.ip,
+            requestId: anonymous.requestId,
+          });
+          throw new AppError(409, 'conflict', ANONYMOUS_ENROLLMENT_REFUSAL);
+        }
+        if (other) {
           throw new AppError(
             409,
             'duplicate_face',

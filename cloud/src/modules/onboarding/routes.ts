@@ -39,7 +39,8 @@ const FACE_ERRORS = [
     status: 409,
     code: 'duplicate_face',
     description:
-      'the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off',
+      'the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off ' +
+      '(API-key and admin callers; an enrollment link gets 409 `conflict` instead)',
   },
   { status: 503, code: 'engine_unavailable', description: 'the biometric engine is starting or unavailable' },
 ] as const;
@@ -200,7 +201,14 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 400, code: 'invalid_token', description: 'token already used or bound to another person' },
         { status: 400, code: 'token_expired', description: 'the token has expired' },
         { status: 404, code: 'not_found', description: 'unknown token, or no such person in the tenant' },
-        { status: 409, code: 'conflict', description: 'the person was anonymised' },
+        {
+          status: 409,
+          code: 'conflict',
+          description:
+            'the person was anonymised; or, to an `enrollment_token` caller, the face matches another person ' +
+            'of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s ' +
+            'admins find it in the audit log as `person.possible_duplicate`)',
+        },
         { status: 429, code: 'rate_limited', description: 'too many attempts from this address' },
       ],
       handler: async ({ actor, body, req, res }) => ({

@@ -291,7 +291,9 @@ export function createOnboardingService(
       const { age_policy } = await getTenantSettings(deps.db, tenantId);
       const guardianConsent = checkEnrollmentAge(age_policy, person.birthDate, now, input.guardianConsent);
 
-      const face = await enrollment.check(tenantId, enrollmentFrames(input), person.id);
+      // A link's holder is not told that the face is enrolled for someone else (enrollment.ts).
+      const anonymous = caller.kind === 'public' ? { ip: meta.ip, requestId: meta.requestId } : undefined;
+      const face = await enrollment.check(tenantId, enrollmentFrames(input), person.id, anonymous);
       const stored = await enrollment.store(tenantId, person.id, face);
       try {
         await prisma.$transaction(async (tx) => {

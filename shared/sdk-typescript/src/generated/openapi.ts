@@ -6839,7 +6839,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off; `conflict`: externalId already used in the tenant */
+      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: externalId already used in the tenant */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7219,7 +7219,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off; `conflict`: the person was anonymised */
+      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: the person was anonymised; or, to an `enrollment_token` caller, the face matches another person of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s admins find it in the audit log as `person.possible_duplicate`) */
       409: {
         headers: {
           [name: string]: unknown;
