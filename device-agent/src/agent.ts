@@ -83,6 +83,7 @@ export async function startAgent(
       changes.on('change', listener);
       return () => changes.off('change', listener);
     },
+    access: { listenHost: config.host, extraHosts: config.allowedHosts, extraOrigins: config.allowedOrigins },
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   void sync.start();

@@ -2,9 +2,11 @@
 // challenge (and its frames, streamed as they are taken), identify (and the step-up that completes a
 // face between the two lines), QR, the live face guide, and the
 // staff fallback (PIN, guest search, manual check-in; refused to any caller not on this machine).
+// Web pages of other sites are kept out first (request-guard.ts: Host, Origin, JSON content type).
 // Each route is declared once with its zod schemas, which validate the request and document it at
 // /docs-json.
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { z } from '@portico/contract';
 import { DoorError, STEP_UP_TTL_MS, type Door, type StepUpProof } from './door.js';
@@ -13,6 +15,7 @@ import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
 import { CHALLENGE_MAX_FRAMES } from './liveness.js';
 import type { Replica } from './replica.js';
 import { PIN_PATTERN } from './pin.js';
+import { refuse, requestGuard, type RequestGuard } from './request-guard.js';
 import type { Staff } from './staff.js';
 
 const Outcome = z.enum(['success', 'denied', 'liveness_failed', 'geofence_alert']);
@@ -231,6 +234,11 @@ interface Route {
 }
 
 const STAFF_HEADER = 'x-staff-session';
+// JSON only, never to be rendered or framed.
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+};
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 export function createApi(deps: {
@@ -242,6 +250,8 @@ export function createApi(deps: {
   camera: FrameSource | null;
   /** Subscribes to status changes; returns the unsubscribe. */
   onChange: (listener: () => void) => () => void;
+  /** Who may call (request-guard.ts): the address listened on, and the extra host names and origins. */
+  access?: { listenHost?: string; extraHosts?: string[]; extraOrigins?: string[] };
 }) {
   const routes: Route[] = [
     {
@@ -459,13 +469,26 @@ export function createApi(deps: {
           description: '`unknown_event`, `unknown_guest`, `unknown_attempt`, `not_found`',
           content: { 'application/json': { schema: Problem } },
         },
+        403: {
+          description: '`origin_not_allowed`: sent from a web page of another origin',
+          content: { 'application/json': { schema: Problem } },
+        },
+        415: {
+          description: '`unsupported_media_type`: a body not sent as `application/json`',
+          content: { 'application/json': { schema: Problem } },
+        },
+        421: {
+          description: '`host_not_allowed`: a Host header not on the allow-list (`AGENT_ALLOWED_HOSTS`)',
+          content: { 'application/json': { schema: Problem } },
+        },
         ...(r.staff && {
           401: {
             description: '`wrong_pin`, `staff_session_required`',
             content: { 'application/json': { schema: Problem } },
           },
           403: {
-            description: '`local_only`: the caller is not on this machine',
+            description:
+              '`local_only`: the caller is not on this machine; `origin_not_allowed`: sent from a web page of another origin',
             content: { 'application/json': { schema: Problem } },
           },
           429: {
@@ -518,6 +541,7 @@ export function createApi(deps: {
     res.writeHead(status, {
       'content-type': status >= 400 ? 'application/problem+json' : 'application/json',
       'cache-control': 'no-store',
+      ...SECURITY_HEADERS,
     });
     res.end(JSON.stringify(body));
   };
@@ -550,6 +574,7 @@ export function createApi(deps: {
       'content-type': 'text/event-stream',
       'cache-control': 'no-store',
       connection: 'keep-alive',
+      ...SECURITY_HEADERS,
     });
     const push = () => void deps.status().then((s) => res.write(`data: ${JSON.stringify(s)}\n\n`));
     push();
@@ -557,8 +582,16 @@ export function createApi(deps: {
     res.on('close', unsubscribe);
   }
 
-  return http.createServer((req, res) => {
+  // Built at the first request: the port is known once listening (0 in tests).
+  let guard: RequestGuard | undefined;
+  const server = http.createServer((req, res) => {
     void (async () => {
+      guard ??= requestGuard({ port: (server.address() as AddressInfo).port, ...deps.access });
+      const refusal = refuse(req, guard);
+      if (refusal) {
+        req.resume();
+        return problem(res, refusal.status, refusal.code, refusal.detail);
+      }
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = (req.method ?? 'GET').toLowerCase();
       if (method === 'get' && url.pathname === '/docs-json') return send(res, 200, openapi);
@@ -607,6 +640,7 @@ export function createApi(deps: {
       if (!res.headersSent) problem(res, 500, 'internal_error', 'See the agent log');
     });
   });
+  return server;
 }
 
 function match(pattern: string, pathname: string): Record<string, string> | null {

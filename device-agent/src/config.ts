@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { z } from '@portico/contract';
 import { isPinHash } from './pin.js';
+import { listSetting } from './request-guard.js';
 
 const Env = z.object({
   PORTICO_CLOUD_URL: z.url(),
@@ -19,6 +20,13 @@ const Env = z.object({
   AGENT_DATA_DIR: z.string().default('.agent-data'),
   AGENT_HOST: z.string().default('127.0.0.1'),
   AGENT_PORT: z.coerce.number().int().min(0).max(65535).default(7171),
+  /**
+   * Host names the local API answers for besides 127.0.0.1, localhost, [::1] and AGENT_HOST (comma
+   * separated, `name` or `name:port`); any other Host header is refused (DNS rebinding).
+   */
+  AGENT_ALLOWED_HOSTS: z.string().default(''),
+  /** Origins of web pages allowed to call the local API directly (comma separated); others are refused. */
+  AGENT_ALLOWED_ORIGINS: z.string().default(''),
   /** 32 bytes, base64: encrypts the templates and the queue at rest. */
   AGENT_DATA_KEY: z
     .string()
@@ -72,6 +80,8 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     dataDir: path.resolve(e.AGENT_DATA_DIR),
     host: e.AGENT_HOST,
     port: e.AGENT_PORT,
+    allowedHosts: listSetting(e.AGENT_ALLOWED_HOSTS),
+    allowedOrigins: listSetting(e.AGENT_ALLOWED_ORIGINS),
     dataKey: Buffer.from(e.AGENT_DATA_KEY, 'base64'),
     maxReplicaAgeMs: e.MAX_REPLICA_AGE_S * 1000,
     syncIntervalMs: e.SYNC_INTERVAL_MS,

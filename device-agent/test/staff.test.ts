@@ -22,6 +22,9 @@ import { hashPin } from '../src/pin.js';
 import { foldText } from '../src/staff.js';
 
 const PIN = '482913';
+const external = Object.values(os.networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
 
 async function staffCall(
   agent: { url: string },
@@ -75,8 +78,10 @@ describe(
       const token = await deviceToken(cloud.app, admin.headers, 'Gate 1');
       agent = await startAgentProcess(
         await agentEnv(cloud.url, token, [event.publicToken], {
-          // Listening on every interface, so a caller from another address can be tried.
+          // Listening on every interface, and answering for this machine's network address, so a caller
+          // from another address can be tried.
           AGENT_HOST: '0.0.0.0',
+          ...(external && { AGENT_ALLOWED_HOSTS: external }),
           STAFF_PIN_HASH: hashPin(PIN),
           STAFF_PIN_ATTEMPTS: '3',
           STAFF_LOCKOUT_S: '1',
@@ -202,9 +207,6 @@ describe(
     });
 
     it('answers staff routes only to callers on this machine, and documents them in /docs-json', async () => {
-      const external = Object.values(os.networkInterfaces())
-        .flat()
-        .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
       if (external) {
         const port = new URL(agent!.url).port;
         const remote = await staffCall(

@@ -1,18 +1,50 @@
 // The kiosk's own little server: the UI bundled by esbuild at start, `/agent/*` relayed to the device
 // agent on this machine (the status stream included), and `/branding/{token}` fetched from the cloud.
 // One origin for the page, so the browser needs no CORS from the agent or the cloud; an Electron shell
-// loads this same URL.
+// loads this same URL. Only that page may drive it: the agent's request guard (Host allow-list, Origin,
+// JSON bodies) runs first, the staff PIN is relayed only from the page itself, and every answer carries
+// the security headers (CSP, no framing, nosniff, no referrer).
 import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createPortico } from '@portico/sdk';
+// The agent's own rules, one implementation (bundled into the shell by scripts/build.ts).
+import { refuse, requestGuard, type RequestGuard } from '../../device-agent/src/request-guard.js';
 
 // Beside the sources, src/ui/ (bundled when the server starts); beside a build (dist/shell/main.mjs),
 // dist/shell/ui/ with app.js already bundled, so a packaged kiosk needs no esbuild.
 const UI = fileURLToPath(new URL('./ui/', import.meta.url));
 const BRANDING_TIMEOUT_MS = 2000;
+/**
+ * Routes that count wrong staff PINs toward the lock-out (a step-up may carry a PIN): relayed only
+ * with the Origin of the kiosk's page, which Chromium sends on every POST.
+ */
+const PIN_ROUTES = /^\/agent\/(staff\/session|step-up\/[^/]+)$/;
+
+/** The page's rules: its own scripts, styles and connections only; camera pictures and the logo. */
+function securityHeaders(cloudUrl: string): Record<string, string> {
+  const cloud = URL.canParse(cloudUrl) ? ` ${new URL(cloudUrl).origin}` : '';
+  return {
+    'content-security-policy': [
+      "default-src 'self'",
+      "script-src 'self'",
+      "style-src 'self'",
+      `img-src 'self' data: blob: https:${cloud}`,
+      "media-src 'self' blob: mediastream:",
+      "connect-src 'self'",
+      "worker-src 'self' blob:",
+      "object-src 'none'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  };
+}
 
 export interface KioskServer {
   url: string;
@@ -38,6 +70,8 @@ export async function startKioskServer(options: {
   cloudUrl: string;
   host?: string;
   port?: number;
+  /** Host names served besides 127.0.0.1, localhost and [::1] (`name` or `name:port`): `KIOSK_ALLOWED_HOSTS`. */
+  allowedHosts?: string[];
 }): Promise<KioskServer> {
   const files: Record<string, { type: string; body: string }> = {
     '/': { type: 'text/html; charset=utf-8', body: await readFile(`${UI}index.html`, 'utf8') },
@@ -48,6 +82,9 @@ export async function startKioskServer(options: {
     },
   };
   const agent = new URL(options.agentUrl);
+  const headers = securityHeaders(options.cloudUrl);
+  // Built at the first request: the port is known once listening (0 in tests).
+  let guard: RequestGuard | undefined;
   // The page shows its cached branding meanwhile: one short attempt, no retries.
   const cloud = createPortico({
     baseUrl: options.cloudUrl,
@@ -60,21 +97,45 @@ export async function startKioskServer(options: {
     try {
       token = decodeURIComponent(segment);
     } catch {
-      return problem(res, 404, 'not_found', 'No such event');
+      return problem(res, 404, 'not_found', 'No such event', headers);
     }
     try {
       const { data, error, response } = await cloud.api.GET('/v1/events/{token}/branding', {
         params: { path: { token } },
       });
-      res.writeHead(response.status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.writeHead(response.status, {
+        'content-type': 'application/json',
+        'cache-control': 'no-store',
+        ...headers,
+      });
       res.end(JSON.stringify(data ?? error));
     } catch {
-      problem(res, 502, 'cloud_unreachable', 'The cloud does not answer');
+      problem(res, 502, 'cloud_unreachable', 'The cloud does not answer', headers);
     }
   }
 
   const server = http.createServer((req, res) => {
+    guard ??= requestGuard({
+      port: (server.address() as AddressInfo).port,
+      listenHost: options.host,
+      extraHosts: options.allowedHosts,
+    });
+    const refusal = refuse(req, guard);
+    if (refusal) {
+      req.resume();
+      return problem(res, refusal.status, refusal.code, refusal.detail, headers);
+    }
     const url = new URL(req.url ?? '/', 'http://kiosk');
+    if (req.method !== 'GET' && PIN_ROUTES.test(url.pathname) && req.headers.origin === undefined) {
+      req.resume();
+      return problem(
+        res,
+        403,
+        'origin_not_allowed',
+        "Staff PINs are taken from the kiosk's own page only",
+        headers,
+      );
+    }
     if (url.pathname.startsWith('/agent/')) {
       // Piped both ways, so the agent's server-sent events flow through as they come.
       const upstream = http.request(
@@ -83,17 +144,20 @@ export async function startKioskServer(options: {
           port: agent.port,
           method: req.method,
           path: url.pathname.slice('/agent'.length) + url.search,
+          // No Origin: the agent takes the kiosk server for the local program it is.
           headers: {
-            'content-type': req.headers['content-type'] ?? 'application/json',
+            ...(req.headers['content-type'] && { 'content-type': req.headers['content-type'] }),
             ...(req.headers['x-staff-session'] && { 'x-staff-session': req.headers['x-staff-session'] }),
           },
         },
         (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.writeHead(answer.statusCode ?? 502, { ...answer.headers, ...headers });
           answer.pipe(res);
         },
       );
-      upstream.on('error', () => problem(res, 502, 'agent_unreachable', 'The device agent does not answer'));
+      upstream.on('error', () =>
+        problem(res, 502, 'agent_unreachable', 'The device agent does not answer', headers),
+      );
       res.on('close', () => upstream.destroy());
       req.pipe(upstream);
       return;
@@ -104,8 +168,8 @@ export async function startKioskServer(options: {
       return;
     }
     const file = req.method === 'GET' ? files[url.pathname] : undefined;
-    if (!file) return problem(res, 404, 'not_found', 'No such page');
-    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' });
+    if (!file) return problem(res, 404, 'not_found', 'No such page', headers);
+    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store', ...headers });
     res.end(file.body);
   });
   await new Promise<void>((resolve) =>
@@ -122,8 +186,14 @@ export async function startKioskServer(options: {
   };
 }
 
-function problem(res: http.ServerResponse, status: number, code: string, detail: string) {
+function problem(
+  res: http.ServerResponse,
+  status: number,
+  code: string,
+  detail: string,
+  headers: Record<string, string>,
+) {
   if (res.headersSent) return void res.end();
-  res.writeHead(status, { 'content-type': 'application/problem+json' });
+  res.writeHead(status, { 'content-type': 'application/problem+json', ...headers });
   res.end(JSON.stringify({ status, code, detail }));
 }
