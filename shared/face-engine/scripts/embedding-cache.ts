@@ -156,7 +156,9 @@ async function embedInto(
       photos.push({
         label: job.label,
         file: job.file,
-        embedding: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+        embedding: new Float32Array(
+          bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+        ),
         quality: entry.quality,
         qualityFactors: entry.qualityFactors,
         pose: entry.pose,
@@ -190,7 +192,10 @@ async function analyse(engine: FaceEngine, bytes: Buffer): Promise<CacheEntry> {
       qualityFactors: a.qualityFactors,
       pose: a.pose,
       interocular: Math.hypot(eyes[1]!.x - eyes[0]!.x, eyes[1]!.y - eyes[0]!.y),
-      landmarks68: a.face.landmarks68.map((p) => ({ x: Math.round(p.x * 100) / 100, y: Math.round(p.y * 100) / 100 })),
+      landmarks68: a.face.landmarks68.map((p) => ({
+        x: Math.round(p.x * 100) / 100,
+        y: Math.round(p.y * 100) / 100,
+      })),
     };
   } catch (error) {
     if (!isFaceEngineError(error)) throw error;

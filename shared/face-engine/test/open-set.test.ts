@@ -123,7 +123,13 @@ describe('runSplit, answerOf and measure', () => {
     const stepUp = { ...policy, matchThreshold: 1, stepUpThreshold: 0 };
     expect(a2.best!.label).toBe('B');
     expect(answerOf(photos, a2, stepUp)).toBe('refused');
-    expect(answerOf(photos, run.results.find((r) => r.photo === 8)!, stepUp)).toBe('step_up');
+    expect(
+      answerOf(
+        photos,
+        run.results.find((r) => r.photo === 8)!,
+        stepUp,
+      ),
+    ).toBe('step_up');
   });
 
   it('counts retakes apart and gives each rate with its count and range over splits', () => {
