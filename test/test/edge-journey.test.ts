@@ -54,6 +54,7 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
     await engine?.close();
   });
 
+  // Two agent starts, a replica load, a sync and a liveness round: over 30 s on a loaded 2-core machine.
   it('recognises enrolled guests and refuses strangers offline, survives a SIGKILL, syncs every decision once, and fails still photos on the liveness challenge', async () => {
     const org = await integratorOf(cloud.app);
     // Still photos cannot blink: this journey is about matching and the queue, not the active challenge.
@@ -164,5 +165,5 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('edge journey with real photos', (
       frames: [base64(people.leonard[1]!)],
     });
     expect(reused.body.code).toBe('invalid_nonce');
-  });
+  }, 180_000);
 });
