@@ -2,7 +2,7 @@
 // share the server's event loop. Plain JavaScript: worker threads load it without a TypeScript loader.
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { url, slug, probes, nonces, addresses, concurrency } = workerData;
+const { url, slug, apiKey, probes, nonces, addresses, concurrency } = workerData;
 const results = [];
 let next = 0;
 const started = performance.now();
@@ -14,7 +14,11 @@ await Promise.all(
       const t0 = performance.now();
       const res = await fetch(`${url}/v1/public/checkin/${slug}/identify`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': addresses[i] },
+        headers: {
+          'content-type': 'application/json',
+          'x-forwarded-for': addresses[i],
+          authorization: `Bearer ${apiKey}`,
+        },
         body: JSON.stringify({ frame: probe.frame, nonce: nonces[i] }),
       });
       const body = await res.json();

@@ -238,6 +238,7 @@ async function main() {
         const { results, seconds } = await runLoad({
           url: server.url,
           slug: tenant.slug,
+          apiKey,
           probes,
           nonces,
           addresses,
