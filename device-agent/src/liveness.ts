@@ -2,9 +2,11 @@
 // judged over a short sequence of frames from the engine's eye-state and head-pose models. The
 // passive anti-spoof score is judged by the caller against the tenant's threshold.
 import { randomBytes, randomInt } from 'node:crypto';
-import type { FaceAnalysis, LivenessSignals } from '@portico/face-engine';
+import type { ChallengeAction } from '@portico/checkin-policy';
+import type { FaceAnalysis } from '@portico/face-engine';
 
-export type ChallengeAction = 'blink' | 'turn_head';
+// The judging rule is shared with the cloud's challenge for anonymous web callers.
+export { actionPerformed, type ChallengeAction } from '@portico/checkin-policy';
 
 /** A frame the kiosk sent while the person performed the challenge, and its analysis (started at once). */
 export interface StreamedFrame {
@@ -26,8 +28,6 @@ const TTL_MS = 60_000;
 export const CHALLENGE_MAX_FRAMES = 8;
 /** Open challenges held at most: issuing one more drops the oldest (a kiosk needs one at a time). */
 export const MAX_OPEN_CHALLENGES = 8;
-/** Yaw spread across the frames that counts as turning the head. */
-const TURN_DEGREES = 15;
 
 /**
  * The open challenges, in memory. A challenge and its streamed frames (with their analyses) are freed
@@ -75,28 +75,4 @@ export function createChallenges(now: () => number) {
       return challenge;
     },
   };
-}
-
-const open = (f: LivenessSignals) => f.eyes.leftOpen && f.eyes.rightOpen;
-const closed = (f: LivenessSignals) => !f.eyes.leftOpen && !f.eyes.rightOpen;
-
-/**
- * Whether the frames, in the order they were taken, show the action. A blink: eyes open, later both
- * closed, later open again. A head turn (the kiosk asks "turn your head left, then back"): a frame whose
- * yaw is at least TURN_DEGREES away from an earlier frame's and from a later frame's. The same frames
- * in another order may not show it; the same frame repeated never does.
- */
-export function actionPerformed(action: ChallengeAction, frames: readonly LivenessSignals[]): boolean {
-  for (let j = 1; j < frames.length - 1; j++) {
-    const middle = frames[j]!;
-    const before = frames.slice(0, j);
-    const after = frames.slice(j + 1);
-    if (action === 'blink') {
-      if (closed(middle) && before.some(open) && after.some(open)) return true;
-    } else {
-      const away = (f: LivenessSignals) => Math.abs(f.pose.yaw - middle.pose.yaw) >= TURN_DEGREES;
-      if (before.some(away) && after.some(away)) return true;
-    }
-  }
-  return false;
 }

@@ -195,3 +195,39 @@ export function geofenceStatus(
   const radius = event.radiusM ?? tenantRadiusM;
   return distanceMetres({ lat: event.lat, lng: event.lng }, location) <= radius ? 'ok' : 'outside';
 }
+
+/** The active liveness challenge's action: blink, or turn the head and come back. */
+export type ChallengeAction = 'blink' | 'turn_head';
+
+/** What the face engine tells of one frame for the active challenge (its `LivenessSignals`). */
+export interface ChallengeCues {
+  eyes: { leftOpen: boolean; rightOpen: boolean };
+  pose: { yaw: number };
+}
+
+/** Yaw spread across the frames that counts as turning the head. */
+export const TURN_DEGREES = 15;
+
+const eyesOpen = (f: ChallengeCues) => f.eyes.leftOpen && f.eyes.rightOpen;
+const eyesClosed = (f: ChallengeCues) => !f.eyes.leftOpen && !f.eyes.rightOpen;
+
+/**
+ * Whether the frames, in the order they were taken, show the action (the device agent's and the cloud's
+ * rule). A blink: eyes open, later both closed, later open again. A head turn ("turn your head left,
+ * then back"): a frame whose yaw is at least TURN_DEGREES away from an earlier frame's and from a later
+ * frame's. The same frames in another order may not show it; the same frame repeated never does.
+ */
+export function actionPerformed(action: ChallengeAction, frames: readonly ChallengeCues[]): boolean {
+  for (let j = 1; j < frames.length - 1; j++) {
+    const middle = frames[j]!;
+    const before = frames.slice(0, j);
+    const after = frames.slice(j + 1);
+    if (action === 'blink') {
+      if (eyesClosed(middle) && before.some(eyesOpen) && after.some(eyesOpen)) return true;
+    } else {
+      const away = (f: ChallengeCues) => Math.abs(f.pose.yaw - middle.pose.yaw) >= TURN_DEGREES;
+      if (before.some(away) && after.some(away)) return true;
+    }
+  }
+  return false;
+}

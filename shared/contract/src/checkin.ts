@@ -17,11 +17,13 @@ export const LivenessChallenge = z
       example: '01a20093e4ae7b62b338e614225c4a82.1795306081.Zk3…',
     }),
     expiresAt: Timestamp,
-    challenge: z.enum(['passive']).openapi({
+    challenge: z.enum(['passive', 'blink', 'turn_head']).openapi({
       description:
-        '`passive`: hold still, look at the camera; liveness is judged from the submitted frame by the ' +
-        'passive anti-spoof model. (Active challenges such as blink or head turn need several frames and are ' +
-        'not offered by this single-frame endpoint.)',
+        '`passive` (API keys and devices): hold still, look at the camera; liveness is judged from the ' +
+        'submitted frame by the passive anti-spoof model. To a caller without credentials, where the tenant ' +
+        'takes them (`identifyCallers: anonymous_with_challenge`), an active challenge: `blink` (eyes open, ' +
+        'closed, open) or `turn_head` (turn the head to one side and back); identify then needs the frames ' +
+        'taken while the person did it (`frames`), judged together.',
     }),
   })
   .openapi('LivenessChallenge');
@@ -41,6 +43,17 @@ const frame = z
 export const IdentifyRequest = z
   .strictObject({
     frame,
+    frames: z
+      .array(frame)
+      .min(3)
+      .max(8)
+      .optional()
+      .openapi({
+        description:
+          'Callers without credentials: the 3 to 8 frames taken, in order, while the person did the nonce’s ' +
+          'active challenge (`blink` or `turn_head`); `frame` is one of them (the one identified). Each must ' +
+          'show the same person as `frame`.',
+      }),
     nonce: Text.max(256)
       .optional()
       .openapi({ description: 'From the liveness challenge; required when the tenant requires liveness.' }),

@@ -243,10 +243,9 @@ export const TenantSettings = z
         'the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is ' +
         '403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise ' +
         'check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh ' +
-        'liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced ' +
-        'for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as ' +
-        'the device agent asks); until then a nonce and passive liveness are all that stand between a still ' +
-        'photo and a check-in, so keep the default unless the door is attended.',
+        'liveness nonce that asks for an active challenge (`blink` or `turn_head`): identify takes the 3 to 8 ' +
+        'frames that show it (`frames`, judged together as the device agent judges its own; a still photo ' +
+        'repeated fails) and answers the outcome only (no person, no scores, no candidate).',
     }),
   })
   .openapi('TenantSettings');

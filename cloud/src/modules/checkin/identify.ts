@@ -2,6 +2,7 @@
 // the shared face decision (accept, step-up, refuse, retake, liveness), the frame stored encrypted,
 // then the shared recording path (or a step-up attempt, step-up.ts).
 import {
+  actionPerformed,
   faceDecision,
   isAdmitted,
   probeQuality,
@@ -9,6 +10,7 @@ import {
   retakeReasons,
 } from '@portico/checkin-policy';
 import type { IdentifyResult, TenantSettings } from '@portico/contract';
+import { cosineSimilarity } from '@portico/face-engine';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
@@ -20,13 +22,16 @@ import type { StoredImage } from '../../infra/image-store.js';
 import { createTemplateRefresh } from '../faces/template-refresh.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createEventGuestPersons } from './event-guests.js';
-import type { NonceService } from './nonces.js';
+import { SAME_PERSON_MIN_COSINE } from '../onboarding/enrollment.js';
+import type { NonceChallenge, NonceService } from './nonces.js';
 import { loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
 import type { createStepUp } from './step-up.js';
 
 export interface IdentifyInput {
   frame: string;
+  /** The active challenge's frames, in order (callers without credentials). */
+  frames?: string[] | undefined;
   nonce?: string | undefined;
   eventId?: string | undefined;
   location?: { lat: number; lng: number } | undefined;
@@ -157,6 +162,35 @@ export function createIdentify(
     return result;
   }
 
+  /**
+   * The active challenge of a caller without credentials, judged as the device agent judges its own
+   * (@portico/checkin-policy `actionPerformed`): `frames` in order show the nonce's action, `frame` is one
+   * of them, and each shows the same person as `frame` (no live stand-in around someone's photo).
+   */
+  async function judgeChallenge(asked: NonceChallenge, input: IdentifyInput, modelId: string) {
+    if (asked === 'passive') {
+      throw new AppError(400, 'invalid_nonce', 'This nonce asks for no active challenge: request a new one');
+    }
+    const frames = input.frames;
+    if (!frames || !frames.includes(input.frame)) {
+      throw new AppError(
+        400,
+        'validation_failed',
+        `Send the frames taken during the challenge (${asked}) as \`frames\`, \`frame\` among them`,
+      );
+    }
+    const analyses = await Promise.all(frames.map((f) => deps.face.analyze(f, { liveness: true })));
+    const main = embeddingOf(analyses[frames.indexOf(input.frame)]!, modelId);
+    const failed = (why: string) => new AppError(422, 'liveness_failed', why);
+    if (analyses.some((a) => cosineSimilarity(embeddingOf(a, modelId), main) < SAME_PERSON_MIN_COSINE)) {
+      throw failed('The challenge frames do not all show the same person');
+    }
+    const cues = analyses.flatMap((a) => (a.liveness ? [a.liveness] : []));
+    if (cues.length < frames.length || !actionPerformed(asked, cues)) {
+      throw failed(`The frames do not show the asked action (${asked}); request a new challenge`);
+    }
+  }
+
   return async function identify(
     actor: ActorOf<'public' | 'apiKey'>,
     tenantSlug: string,
@@ -186,7 +220,12 @@ export function createIdentify(
     }
     // A wrong event is the caller's mistake: refuse it before the nonce is spent and the face work.
     const event = await loadEvent(deps.db, tenant.id, input.eventId);
-    if (input.nonce) await nonces.consume(tenant.id, input.nonce);
+    const asked = input.nonce ? await nonces.consume(tenant.id, input.nonce) : null;
+    // A caller without credentials shows the nonce's action over several frames (the nonce is spent
+    // whatever the answer, so a challenge cannot be tuned against).
+    if (actor.kind === 'public') {
+      await judgeChallenge(asked!, input, tenant.faceModelId ?? deps.face.modelId);
+    }
 
     // The frame is stored (encrypted) while the face is analysed: it is kept whatever the outcome,
     // and erased again if the check-in is not recorded.

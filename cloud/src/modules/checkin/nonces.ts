@@ -1,6 +1,7 @@
 // Liveness nonces: `<id>.<expiresAtSeconds>.<hmac>`. The HMAC makes forgeries fail without a database
 // read; the row makes each nonce single-use across every API process.
 import { createHmac } from 'node:crypto';
+import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Clock } from '../../infra/clock.js';
 import { safeEqual } from '../../infra/crypto.js';
 import { newId, type Database } from '../../infra/db/index.js';
@@ -8,10 +9,16 @@ import { AppError } from '../../http/errors.js';
 
 export const NONCE_TTL_MS = 120_000;
 
+/** What the nonce asks: `passive` (one frame), or an active action judged over several frames. */
+export type NonceChallenge = 'passive' | ChallengeAction;
+
 export interface NonceService {
-  issue(tenantId: string): Promise<{ nonce: string; expiresAt: Date }>;
-  /** Marks the nonce used; throws 400 `invalid_nonce` when it is forged, expired, another tenant's or used. */
-  consume(tenantId: string, nonce: string): Promise<void>;
+  issue(tenantId: string, challenge?: NonceChallenge): Promise<{ nonce: string; expiresAt: Date }>;
+  /**
+   * Marks the nonce used and answers what it asked; throws 400 `invalid_nonce` when it is forged,
+   * expired, another tenant's or used.
+   */
+  consume(tenantId: string, nonce: string): Promise<NonceChallenge>;
 }
 
 export function createNonceService(deps: { db: Database; clock: Clock; key: Uint8Array }): NonceService {
@@ -21,10 +28,10 @@ export function createNonceService(deps: { db: Database; clock: Clock; key: Uint
     new AppError(400, 'invalid_nonce', `Liveness nonce ${why}; request a new challenge`);
 
   return {
-    async issue(tenantId) {
+    async issue(tenantId, challenge = 'passive') {
       const id = newId();
       const expiresAt = new Date(deps.clock.now().getTime() + NONCE_TTL_MS);
-      await deps.db.prisma.livenessNonce.create({ data: { id, tenantId, challenge: 'passive', expiresAt } });
+      await deps.db.prisma.livenessNonce.create({ data: { id, tenantId, challenge, expiresAt } });
       const payload = `${id}.${Math.floor(expiresAt.getTime() / 1000)}`;
       return { nonce: `${payload}.${sign(`${tenantId}.${payload}`)}`, expiresAt };
     },
@@ -39,6 +46,11 @@ export function createNonceService(deps: { db: Database; clock: Clock; key: Uint
         data: { usedAt: now },
       });
       if (count !== 1) throw invalid('was already used');
+      const row = await deps.db.prisma.livenessNonce.findUniqueOrThrow({
+        where: { id },
+        select: { challenge: true },
+      });
+      return row.challenge as NonceChallenge;
     },
   };
 }

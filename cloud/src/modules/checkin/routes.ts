@@ -14,6 +14,8 @@ import {
   StepUpRequest,
   TenantSlugParams,
 } from '@portico/contract';
+import { randomInt } from 'node:crypto';
+import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { ActorKind } from '../../http/actor.js';
@@ -28,6 +30,8 @@ import { createCheckinService } from './service.js';
 import { createStepUp } from './step-up.js';
 
 const TAG = 'Check-in';
+
+const CHALLENGE_ACTIONS: readonly ChallengeAction[] = ['blink', 'turn_head'];
 
 const RATE_LIMIT_ERROR = {
   status: 429,
@@ -104,7 +108,9 @@ export function checkinRoutes(deps: AppDeps) {
       summary: 'Get a single-use liveness nonce',
       description:
         'Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame ' +
-        'to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
+        'to `identify`. A caller without credentials (where the tenant’s `identifyCallers` takes them) gets an ' +
+        'active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. ' +
+        'When the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
         'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a ' +
         '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.',
       tag: TAG,
@@ -124,8 +130,13 @@ export function checkinRoutes(deps: AppDeps) {
           params.tenantSlug,
           actor.kind === 'public' ? undefined : actor.tenantId,
         );
-        const { nonce, expiresAt } = await nonces.issue(tenant.id);
-        return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge: 'passive' } };
+        // A caller without credentials, where the tenant takes them, gets an active challenge.
+        const challenge =
+          actor.kind === 'public' && tenant.settings.identifyCallers === 'anonymous_with_challenge'
+            ? CHALLENGE_ACTIONS[randomInt(CHALLENGE_ACTIONS.length)]!
+            : 'passive';
+        const { nonce, expiresAt } = await nonces.issue(tenant.id, challenge);
+        return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge } };
       },
     }),
     defineRoute({
@@ -153,7 +164,10 @@ export function checkinRoutes(deps: AppDeps) {
         '**Who may call** is the tenant’s `identifyCallers`: by default (`credentialed`) only the tenant’s API ' +
         'keys (scope `checkin`); a call without credentials is 403 `anonymous_identify_not_allowed`, whatever ' +
         'the photo. With `anonymous_with_challenge`, callers without credentials are taken too, each with a ' +
-        'fresh nonce (400 `invalid_nonce` without one), and get the outcome only (`outcome`, `reason`, ' +
+        'fresh nonce (400 `invalid_nonce` without one) whose active challenge (`blink` or `turn_head`) they ' +
+        'show in `frames` (3 to 8, in order, `frame` among them; else 400 `validation_failed`), judged ' +
+        'together (422 `liveness_failed` when the frames do not show it or not all the same person; nothing ' +
+        'recorded), and get the outcome only (`outcome`, `reason`, ' +
         '`checkInId`, `person: null`): no person, no `score`, `threshold` or `livenessScore` (which would let a ' +
         'photo or a spoof be tuned step by step), and for a step-up no `candidate` (nobody learns whom a face ' +
         'resembles). API-key callers get the person, the scores and the step-up’s `candidate`.\n\n' +
@@ -228,6 +242,13 @@ export function checkinRoutes(deps: AppDeps) {
           description:
             'the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix ' +
             '(`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first)',
+        },
+        {
+          status: 422,
+          code: 'liveness_failed',
+          description:
+            'a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all ' +
+            'the same person: nothing recorded, the nonce spent',
         },
         { status: 413, code: 'image_too_large', description: 'the image is over 8 MB or 25 megapixels' },
         { status: 404, code: 'not_found', description: 'unknown tenant slug, or an event of another tenant' },

@@ -20,7 +20,7 @@ type Deps = Pick<AppDeps, 'db' | 'face' | 'gallery' | 'cipher' | 'config' | 'clo
  * Photos of one enrollment whose cosine falls below this are taken for different people: 1 in 2,000
  * same-person pairs of the evaluation sets score lower, while about 98 % of different-person pairs do.
  */
-const SAME_PERSON_MIN_COSINE = 0.25;
+export const SAME_PERSON_MIN_COSINE = 0.25;
 
 /**
  * What a caller without credentials (an enrollment link) hears when the face matches another person: a

@@ -674,7 +674,7 @@ export interface paths {
     };
     /**
      * Get a single-use liveness nonce
-     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`; when the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.
+     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`. A caller without credentials (where the tenant’s `identifyCallers` takes them) gets an active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. When the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.
      */
     get: operations['checkinLivenessChallenge'];
     put?: never;
@@ -704,7 +704,7 @@ export interface paths {
      *
      *     Before any of that, a photo below the tenant’s `probeQualityMin` is not judged: 422 `face_retake` with `reasons` (`move_closer`, `hold_still`, `more_light`, `face_the_camera`), nothing recorded and the frame not kept; and `liveness_failed` when the tenant requires liveness and the passive score is below `livenessThreshold`. With `eventId` the event rules apply. The frame is stored encrypted with the check-in; an audit row, a bus message and the webhook of the outcome follow. Callable without credentials (tenant from the slug, liveness nonce required when the tenant requires liveness) or with the tenant’s API key (quick-start; scope `checkin`).
      *
-     *     **Who may call** is the tenant’s `identifyCallers`: by default (`credentialed`) only the tenant’s API keys (scope `checkin`); a call without credentials is 403 `anonymous_identify_not_allowed`, whatever the photo. With `anonymous_with_challenge`, callers without credentials are taken too, each with a fresh nonce (400 `invalid_nonce` without one), and get the outcome only (`outcome`, `reason`, `checkInId`, `person: null`): no person, no `score`, `threshold` or `livenessScore` (which would let a photo or a spoof be tuned step by step), and for a step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the person, the scores and the step-up’s `candidate`.
+     *     **Who may call** is the tenant’s `identifyCallers`: by default (`credentialed`) only the tenant’s API keys (scope `checkin`); a call without credentials is 403 `anonymous_identify_not_allowed`, whatever the photo. With `anonymous_with_challenge`, callers without credentials are taken too, each with a fresh nonce (400 `invalid_nonce` without one) whose active challenge (`blink` or `turn_head`) they show in `frames` (3 to 8, in order, `frame` among them; else 400 `validation_failed`), judged together (422 `liveness_failed` when the frames do not show it or not all the same person; nothing recorded), and get the outcome only (`outcome`, `reason`, `checkInId`, `person: null`): no person, no `score`, `threshold` or `livenessScore` (which would let a photo or a spoof be tuned step by step), and for a step-up no `candidate` (nobody learns whom a face resembles). API-key callers get the person, the scores and the step-up’s `candidate`.
      *
      *     An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a server, and the nonce guards against replaying a captured frame through a public kiosk. Passive liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up without a nonce is replay protection, so a server relaying frames from its own cameras should fetch a challenge per frame. A nonce that is sent is always checked.
      *
@@ -2250,7 +2250,7 @@ export interface components {
       /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
       refreshTemplates: boolean;
       /**
-       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as the device agent asks); until then a nonce and passive liveness are all that stand between a still photo and a check-in, so keep the default unless the door is attended.
+       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce that asks for an active challenge (`blink` or `turn_head`): identify takes the 3 to 8 frames that show it (`frames`, judged together as the device agent judges its own; a still photo repeated fails) and answers the outcome only (no person, no scores, no candidate).
        * @enum {string}
        */
       identifyCallers: 'credentialed' | 'anonymous_with_challenge';
@@ -2353,7 +2353,7 @@ export interface components {
       /** @description Default false. On: a facial check-in admitted on the face alone (no step-up) with a calibrated score at least 0.1 above `matchThreshold` refreshes the person’s template, which becomes the mean of their enrollment photos and their last 2 such check-ins. Those check-in face embeddings are kept as template data (encrypted, at most 2 per person, audited as `face_template.refreshed`) until the next one replaces them, a re-enrollment, or the person’s deletion, anonymisation or biometric withdrawal. Turning it off stops refreshes; the kept ones stay until then. */
       refreshTemplates?: boolean;
       /**
-       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce, answered the outcome only (no person, no scores, no candidate). Not yet enforced for them: the active multi-frame challenge (several frames showing the asked head turn or blink, as the device agent asks); until then a nonce and passive liveness are all that stand between a still photo and a check-in, so keep the default unless the door is attended.
+       * @description Who may call `POST /v1/public/checkin/{tenantSlug}/identify`. `credentialed` (default): API keys with the `checkin` scope only (devices decide on their own replica and sync); a call without credentials is 403 `anonymous_identify_not_allowed`, since anyone with a photo of an enrolled person could otherwise check them in. `anonymous_with_challenge`: web callers without credentials too, each with a fresh liveness nonce that asks for an active challenge (`blink` or `turn_head`): identify takes the 3 to 8 frames that show it (`frames`, judged together as the device agent judges its own; a still photo repeated fails) and answers the outcome only (no person, no scores, no candidate).
        * @enum {string}
        */
       identifyCallers?: 'credentialed' | 'anonymous_with_challenge';
@@ -2730,10 +2730,10 @@ export interface components {
        */
       expiresAt: string;
       /**
-       * @description `passive`: hold still, look at the camera; liveness is judged from the submitted frame by the passive anti-spoof model. (Active challenges such as blink or head turn need several frames and are not offered by this single-frame endpoint.)
+       * @description `passive` (API keys and devices): hold still, look at the camera; liveness is judged from the submitted frame by the passive anti-spoof model. To a caller without credentials, where the tenant takes them (`identifyCallers: anonymous_with_challenge`), an active challenge: `blink` (eyes open, closed, open) or `turn_head` (turn the head to one side and back); identify then needs the frames taken while the person did it (`frames`), judged together.
        * @enum {string}
        */
-      challenge: 'passive';
+      challenge: 'passive' | 'blink' | 'turn_head';
     };
     /** @description The recorded decision (`CheckinResult`), or `step_up_required` (`StepUpRequired`). */
     IdentifyResult: components['schemas']['CheckinResult'] | components['schemas']['StepUpRequired'];
@@ -2828,6 +2828,8 @@ export interface components {
     IdentifyRequest: {
       /** @description JPEG or PNG, base64, with or without a `data:image/...;base64,` prefix. */
       frame: string;
+      /** @description Callers without credentials: the 3 to 8 frames taken, in order, while the person did the nonce’s active challenge (`blink` or `turn_head`); `frame` is one of them (the one identified). Each must show the same person as `frame`. */
+      frames?: string[];
       /** @description From the liveness challenge; required when the tenant requires liveness. */
       nonce?: string;
       /**
@@ -7429,7 +7431,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first) */
+      /** @description `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first); `liveness_failed`: a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all the same person: nothing recorded, the nonce spent */
       422: {
         headers: {
           [name: string]: unknown;
