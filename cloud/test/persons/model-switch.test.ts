@@ -143,8 +143,11 @@ describe.skipIf(!HAS_MODELS || !HAS_LABELLED)('switching the face model re-embed
       ['penny', 'penny/penny2.png'],
     ] as const) {
       for (const on of [after, before]) {
+        // Recognised: admitted, or (the new model here is the weaker one without the mirror) sent to
+        // a second factor as the right person, which the API key's answer names.
         const res = await identify(on, await photo(file));
-        expect(res.body, name).toMatchObject({ outcome: 'success', person: { id: people.get(name) } });
+        expect(['success', 'step_up_required'], name).toContain(res.body.outcome);
+        expect((res.body.person ?? res.body.candidate)?.id, name).toBe(people.get(name));
       }
     }
     const stranger = await identify(after, await photo('raj/raj1.png'));
