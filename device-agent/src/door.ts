@@ -1,7 +1,7 @@
 // What happens at the door: a face or a QR code in, a decision out, decided from the replica alone
 // (online or not) and written to the durable queue before it is answered.
 import { createHash, randomBytes } from 'node:crypto';
-import { isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
+import { identify, isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
 import { SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
 import {
   admission,
@@ -95,8 +95,6 @@ const qrHashOf = (code: string) =>
     .update(code.trim().split('/').pop() ?? '')
     .digest('hex');
 
-/** Candidates searched beyond the best, so calibration can reorder close ones. */
-const SEARCH_K = 3;
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
 const firstName = (name: string) => name.trim().split(/\s+/)[0] ?? '';
 const DATA_URL = /^data:image\/[a-z+]+;base64,/i;
@@ -324,7 +322,8 @@ export function createDoor(deps: {
       const embedding = main.embeddings[policy.modelId];
       if (!embedding)
         throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);
-      const hits = replica.index.calibrate(embedding, replica.index.search(embedding, SEARCH_K));
+      // The cloud's and the evaluation's search: the same candidates, so the same calibrated scores.
+      const hits = identify(replica.index, embedding);
       const best = hits[0];
       const lines = faceLines(policy);
       let answer = faceDecision(lines, main, best, livenessScore);
