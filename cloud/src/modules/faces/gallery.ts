@@ -13,7 +13,7 @@
 //   memory and never returned, and the next best candidates stand in (confirmed by another query
 //   only if the SPARE candidates searched did not suffice).
 // Changes made by this process are applied at once (`put` / `drop`).
-import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
+import { CHECK_IN_CANDIDATES, embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Clock } from '../../infra/clock.js';
 import type { Cipher } from '../../infra/crypto.js';
 import type { Database } from '../../infra/db/index.js';
@@ -56,8 +56,11 @@ export const templateContext = (tenantId: string, personId: string) =>
 
 /** How far back each delta read looks behind the previous one (clocks of API processes must agree within it). */
 const SKEW_MS = 5_000;
-/** Extra candidates searched so that hits removed elsewhere can be replaced without a second search. */
-const SPARE = 4;
+/**
+ * Extra candidates searched so that hits removed elsewhere can be replaced without a second search;
+ * for one answer, the check-in's CHECK_IN_CANDIDATES, the search the evaluation measures.
+ */
+const SPARE = CHECK_IN_CANDIDATES - 1;
 const PAGE = 5_000;
 
 interface TenantGallery {
