@@ -292,6 +292,20 @@ export const RECIPES: Record<string, Recipe> = {
   registerDevice: {},
   listDevices: {},
   revokeDevice: { prepare: async (f) => ({ params: { id: (await f.newDevice()).id } }) },
+  renameDevice: {},
+  // Events must be the tenant's own: the generated ids name none.
+  setDeviceEvents: { body: (_g, f) => ({ eventIds: [f.event.id] }) },
+  createPairingCode: { body: (g, f) => ({ ...g, eventIds: [f.event.id] }) },
+  pairDevice: {
+    prepare: async (f) => {
+      const made = await f.call('POST', '/v1/devices/pairing-codes', {
+        headers: f.credentials.adminSession,
+        body: { name: 'Contract door' },
+      });
+      return { body: { code: String(made.body.code) } };
+    },
+  },
+  getSyncDevice: {},
   syncBatch: {
     // The document lets an item be anything (a malformed one is rejected in its result): the generated
     // ones that are not objects become SyncItems here.

@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   'step_up_used',
   'step_up_expired',
   'invalid_nonce',
+  'invalid_pairing_code',
   'anonymous_identify_not_allowed',
   'qr_token_expired',
   'too_many_rows',

@@ -1,7 +1,9 @@
-// Edge devices: their registration by a tenant admin, the offline check-ins they upload
-// (`POST /v1/sync/batch`) and the replica of an event they decide from.
+// Edge devices: their registration by a tenant admin or pairing by a short code, the events each
+// serves, the offline check-ins they upload (`POST /v1/sync/batch`) and the replica of an event they
+// decide from.
 import { CheckinOutcome, DenialReason } from './checkin.js';
 import { Id, queryNumber, Text, Timestamp } from './common.js';
+import { EventStatus } from './event-guests.js';
 import { CheckinMethod } from './events.js';
 import { StepUpFactor } from './tenants.js';
 import { z } from './zod.js';
@@ -10,6 +12,28 @@ export const DeviceCreateRequest = z.strictObject({
   name: Text.trim().min(1).max(120).openapi({ example: 'Entrance A, kiosk 2' }),
 });
 
+/** A device counts as online this long after its last authenticated call. */
+export const DEVICE_ONLINE_WINDOW_MS = 2 * 60_000;
+/** How long a pairing code can be exchanged for a device. */
+export const PAIRING_CODE_TTL_MS = 10 * 60_000;
+/**
+ * The characters of a pairing code: no 0/O, 1/I/L, so a code read aloud or typed from a screen
+ * cannot be mistaken (31 characters, 8 of them: about 40 bits).
+ */
+export const PAIRING_CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+/** The most events one device serves. */
+export const DEVICE_EVENTS_MAX = 100;
+
+const DeviceEventIds = z
+  .array(Id)
+  .max(DEVICE_EVENTS_MAX)
+  .openapi({
+    description:
+      `Events of the caller’s tenant (at most ${DEVICE_EVENTS_MAX}; repeats count once). An id that names ` +
+      'no event of the tenant (or a deleted one) is 404 `not_found`.',
+    example: ['0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11'],
+  });
+
 export const Device = z
   .object({
     id: Id,
@@ -17,8 +41,23 @@ export const Device = z
     createdAt: Timestamp,
     lastSeenAt: Timestamp.nullable().openapi({ description: 'Last authenticated call of the device.' }),
     revokedAt: Timestamp.nullable(),
+    eventIds: z.array(Id).openapi({
+      description: 'The events the device serves: it syncs exactly these (`GET /v1/sync/device`).',
+    }),
+    lastSyncAt: Timestamp.nullable().openapi({
+      description: 'Its last `POST /v1/sync/batch` (null: never).',
+    }),
+    queueLength: z.number().int().nullable().openapi({
+      description: 'Check-ins it still held unsent at its last sync, as it reported (null: never reported).',
+    }),
+    online: z.boolean().openapi({
+      description:
+        'Not revoked and seen (an authenticated call) within the last 2 minutes. `lastSeenAt` is written at ' +
+        'most once a minute, so a device that calls at least once a minute stays online.',
+    }),
   })
   .openapi('Device');
+export type Device = z.infer<typeof Device>;
 
 export const DeviceCreated = Device.extend({
   token: z.string().openapi({
@@ -30,6 +69,95 @@ export const DeviceCreated = Device.extend({
 }).openapi('DeviceCreated');
 
 export const DeviceList = z.object({ items: z.array(Device) }).openapi('DeviceList');
+
+export const DeviceRenameRequest = z
+  .strictObject({ name: Text.trim().min(1).max(100).openapi({ example: 'Entrance B, kiosk 1' }) })
+  .openapi('DeviceRenameRequest');
+
+export const DeviceEventsRequest = z
+  .strictObject({ eventIds: DeviceEventIds })
+  .openapi('DeviceEventsRequest', {
+    description: 'The device’s whole assignment: events not listed are taken off it.',
+  });
+
+export const PairingCodeRequest = z
+  .strictObject({
+    name: Text.trim().min(1).max(100).openapi({
+      description: 'The name the device gets when it pairs.',
+      example: 'Entrance A, kiosk 2',
+    }),
+    eventIds: DeviceEventIds.optional(),
+  })
+  .openapi('PairingCodeRequest');
+
+export const PairingCode = z
+  .object({
+    code: z
+      .string()
+      .regex(/^[A-Z2-9]{4}-[A-Z2-9]{4}$/)
+      .openapi({
+        description:
+          `Shown once: 8 characters of \`${PAIRING_CODE_ALPHABET}\` as XXXX-XXXX. Single use; only its ` +
+          'SHA-256 is stored.',
+        example: 'K7QM-3XWP',
+      }),
+    expiresAt: Timestamp.openapi({ description: '10 minutes after it was made.' }),
+    name: z.string(),
+    eventIds: z.array(Id),
+  })
+  .openapi('PairingCode');
+export type PairingCode = z.infer<typeof PairingCode>;
+
+export const PairRequest = z
+  .strictObject({
+    code: Text.max(32).openapi({
+      description: 'The code shown in the console; case and the dash do not matter (`k7qm3xwp` works).',
+      example: 'K7QM-3XWP',
+    }),
+  })
+  .openapi('PairRequest');
+
+export const Paired = z
+  .object({
+    device: Device,
+    deviceToken: z.string().openapi({
+      description:
+        'The device’s own credential (`pdt_<deviceId>.<secret>`), answered once: send it as `x-device-token`.',
+      example: 'pdt_0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11.q5l2c1m0Jw...',
+    }),
+    internalSecret: z.string().openapi({
+      description:
+        'The platform’s current `x-internal-secret` (while it is being rotated, the new value), sent with ' +
+        'the device token on every device call.',
+    }),
+    cloudUrl: z.string().openapi({
+      description: 'The cloud’s public URL (`PUBLIC_URL`), where the device calls from now on.',
+      example: 'https://portico.example.com',
+    }),
+  })
+  .openapi('Paired');
+export type Paired = z.infer<typeof Paired>;
+
+export const SyncDeviceEvent = z
+  .object({
+    id: Id,
+    name: z.string(),
+    token: z.string().openapi({
+      description: 'The event’s public token: its replica is `GET /v1/sync/events/{token}/replica`.',
+    }),
+    status: EventStatus,
+    startsAt: Timestamp.nullable(),
+    endsAt: Timestamp.nullable(),
+  })
+  .openapi('SyncDeviceEvent');
+
+export const SyncDevice = z
+  .object({
+    device: z.object({ id: Id, name: z.string() }),
+    events: z.array(SyncDeviceEvent),
+  })
+  .openapi('SyncDevice');
+export type SyncDevice = z.infer<typeof SyncDevice>;
 
 /** Flags a synced check-in can carry: the device's decision stands, the cloud says where it disagrees. */
 export const SYNC_FLAGS = [

@@ -5,6 +5,7 @@ import {
   SYNC_BATCH_MAX,
   SyncBatchRequest,
   SyncBatchResult,
+  SyncDevice,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { requestMeta } from '../../http/request-context.js';
@@ -79,6 +80,21 @@ export function syncRoutes(deps: AppDeps) {
         status: 200,
         body: await sync.replica(actor, params.token, query),
       }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/sync/device',
+      operationId: 'getSyncDevice',
+      summary: 'The calling device and the events it serves',
+      description:
+        `${DEVICE_ONLY}The events an admin assigned to this device (\`PUT /v1/devices/{id}/events\`, or the ` +
+        'pairing code’s), deleted ones left out, by `startsAt`: the device syncs exactly these, each by its ' +
+        '`token` at `GET /v1/sync/events/{token}/replica` (a `draft` event’s replica is 404 until it is ' +
+        'published). Read it again now and then: the list changes when an admin reassigns the device.',
+      tag: TAG,
+      auth: ['device'],
+      responses: { 200: { description: 'The device and its events', schema: SyncDevice } },
+      handler: async ({ actor }) => ({ status: 200, body: await devices.assignment(actor) }),
     }),
   ];
 }
