@@ -1168,15 +1168,55 @@ export interface paths {
     };
     /**
      * List the tenant’s edge devices
-     * @description Needs the session JWT of a tenant owner or admin. Revoked devices are listed with `revokedAt`.
+     * @description Needs the session JWT of a tenant owner or admin. Revoked devices are listed with `revokedAt`. Each with the events it serves, its last sync and reported queue, and `online`: not revoked and seen (any authenticated call) within the last 2 minutes.
      */
     get: operations['listDevices'];
     put?: never;
     /**
      * Register an edge device and get its token
-     * @description Needs the session JWT of a tenant owner or admin. Answers the device token once (`pdt_<deviceId>.<43 base64url characters>`); only its SHA-256 is stored. The device sends it as `x-device-token` with `x-internal-secret`: it then reads and syncs this tenant only.
+     * @description Needs the session JWT of a tenant owner or admin. Answers the device token once (`pdt_<deviceId>.<43 base64url characters>`); only its SHA-256 is stored. The device sends it as `x-device-token` with `x-internal-secret`: it then reads and syncs this tenant only. Pairing by code (`POST /v1/devices/pairing-codes`) needs no copying of secrets and is the usual way.
      */
     post: operations['registerDevice'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/pairing-codes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make a short code that pairs a new device
+     * @description Needs the session JWT of a tenant owner or admin. Answers a code of 8 characters (`XXXX-XXXX`, no 0/O/1/I/L) to show or read to whoever sets the device up: `pnpm agent pair --cloud <this URL> --code XXXX-XXXX` exchanges it at `POST /v1/devices/pair` for a device of this tenant with this `name`, serving these events. The code works once, for 10 minutes; only its SHA-256 is stored. Audited.
+     */
+    post: operations['createPairingCode'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/devices/pair': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Exchange a pairing code for a device and its credentials
+     * @description For a new device, so it takes no credentials. Makes the device the code was made for (its name and events; events deleted since are left out) and answers, once, what it needs from then on: its `deviceToken` (sent as `x-device-token`), the platform’s `internalSecret` (sent as `x-internal-secret`; while it is rotated, the new value) and the `cloudUrl`. The code is spent in the same transaction: of two exchanges of one code exactly one gets a device. An unknown, used or expired code (or text that cannot be a code) is 400 `invalid_pairing_code`, the same answer for all. Abuse limits per client address: 10 wrong codes in 15 minutes, or 60 exchanges in 15 minutes, then 429 `rate_limited` with `Retry-After`. Audited.
+     */
+    post: operations['pairDevice'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1198,6 +1238,30 @@ export interface paths {
      * @description Needs the session JWT of a tenant owner or admin. Its token is refused from now on (401 `invalid_token`); its check-ins stay. Idempotent.
      */
     delete: operations['revokeDevice'];
+    options?: never;
+    head?: never;
+    /**
+     * Rename a device
+     * @description Needs the session JWT of a tenant owner or admin. Audited.
+     */
+    patch: operations['renameDevice'];
+    trace?: never;
+  };
+  '/v1/devices/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Set the events a device serves
+     * @description Needs the session JWT of a tenant owner or admin. Replaces the device’s whole assignment (`[]` takes every event off it). The device sees the new list at its next `GET /v1/sync/device` and syncs exactly those events. Audited.
+     */
+    put: operations['setDeviceEvents'];
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1235,6 +1299,26 @@ export interface paths {
      * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. The device form of `/v1/events/{token}/confirmed-list`: the same guests with their person, the SHA-256 of their invitation link token (QR check) and the face template of the tenant’s model (`template`, null when not enrolled), the event’s rules and the tenant’s decision policy (model, thresholds). Pages by `nextCursor`; keep the last page’s `checkpoint` and send it as `since` for changes only: guests added, changed or `removed`, and guests whose biometrics changed (a revoked template arrives as `template: null`). Another tenant’s event is 404.
      */
     get: operations['getEventReplica'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sync/device': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The calling device and the events it serves
+     * @description Device credentials only: `x-internal-secret` (missing or an integrator’s Bearer alone: 401; wrong: 403) and the device’s `x-device-token` (401 `invalid_token` when unknown or revoked), which scopes the call to the device’s tenant. The events an admin assigned to this device (`PUT /v1/devices/{id}/events`, or the pairing code’s), deleted ones left out, by `startsAt`: the device syncs exactly these, each by its `token` at `GET /v1/sync/events/{token}/replica` (a `draft` event’s replica is 404 until it is published). Read it again now and then: the list changes when an admin reassigns the device.
+     */
+    get: operations['getSyncDevice'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1850,6 +1934,7 @@ export interface components {
         | 'step_up_used'
         | 'step_up_expired'
         | 'invalid_nonce'
+        | 'invalid_pairing_code'
         | 'anonymous_identify_not_allowed'
         | 'qr_token_expired'
         | 'too_many_rows'
@@ -3473,9 +3558,86 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       revokedAt: string | null;
+      /** @description The events the device serves: it syncs exactly these (`GET /v1/sync/device`). */
+      eventIds: string[];
+      /**
+       * Format: date-time
+       * @description Its last `POST /v1/sync/batch` (null: never).
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      lastSyncAt: string | null;
+      /** @description Check-ins it still held unsent at its last sync, as it reported (null: never reported). */
+      queueLength: number | null;
+      /** @description Not revoked and seen (an authenticated call) within the last 2 minutes. `lastSeenAt` is written at most once a minute, so a device that calls at least once a minute stays online. */
+      online: boolean;
+    };
+    PairingCode: {
+      /**
+       * @description Shown once: 8 characters of `ABCDEFGHJKMNPQRSTUVWXYZ23456789` as XXXX-XXXX. Single use; only its SHA-256 is stored.
+       * @example K7QM-3XWP
+       */
+      code: string;
+      /**
+       * Format: date-time
+       * @description 10 minutes after it was made.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      expiresAt: string;
+      name: string;
+      eventIds: string[];
+    };
+    PairingCodeRequest: {
+      /**
+       * @description The name the device gets when it pairs.
+       * @example Entrance A, kiosk 2
+       */
+      name: string;
+      /**
+       * @description Events of the caller’s tenant (at most 100; repeats count once). An id that names no event of the tenant (or a deleted one) is 404 `not_found`.
+       * @example [
+       *       "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11"
+       *     ]
+       */
+      eventIds?: string[];
+    };
+    Paired: {
+      device: components['schemas']['Device'];
+      /**
+       * @description The device’s own credential (`pdt_<deviceId>.<secret>`), answered once: send it as `x-device-token`.
+       * @example pdt_0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11.q5l2c1m0Jw...
+       */
+      deviceToken: string;
+      /** @description The platform’s current `x-internal-secret` (while it is being rotated, the new value), sent with the device token on every device call. */
+      internalSecret: string;
+      /**
+       * @description The cloud’s public URL (`PUBLIC_URL`), where the device calls from now on.
+       * @example https://portico.example.com
+       */
+      cloudUrl: string;
+    };
+    PairRequest: {
+      /**
+       * @description The code shown in the console; case and the dash do not matter (`k7qm3xwp` works).
+       * @example K7QM-3XWP
+       */
+      code: string;
     };
     DeviceList: {
       items: components['schemas']['Device'][];
+    };
+    DeviceRenameRequest: {
+      /** @example Entrance B, kiosk 1 */
+      name: string;
+    };
+    /** @description The device’s whole assignment: events not listed are taken off it. */
+    DeviceEventsRequest: {
+      /**
+       * @description Events of the caller’s tenant (at most 100; repeats count once). An id that names no event of the tenant (or a deleted one) is 404 `not_found`.
+       * @example [
+       *       "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11"
+       *     ]
+       */
+      eventIds: string[];
     };
     SyncBatchResult: {
       /** @description One per item, in order. */
@@ -3637,6 +3799,36 @@ export interface components {
         /** @description Base64 of the float32 little-endian vector. */
         embedding: string;
       } | null;
+    };
+    SyncDevice: {
+      device: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+      };
+      events: components['schemas']['SyncDeviceEvent'][];
+    };
+    SyncDeviceEvent: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      name: string;
+      /** @description The event’s public token: its replica is `GET /v1/sync/events/{token}/replica`. */
+      token: string;
+      /**
+       * @description `draft` being prepared (no public page); `published` public page and confirmations, no check-in by link; `open` doors open: check-ins and confirmations; `closed` over (check-ins denied `event_closed`); `cancelled` called off (final). Transitions: draft -> published | open | cancelled; published -> draft | open | cancelled; open -> closed | cancelled; closed -> open (reopen) | cancelled.
+       * @enum {string}
+       */
+      status: 'draft' | 'published' | 'open' | 'closed' | 'cancelled';
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      startsAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      endsAt: string | null;
     };
     MagicLinkAccepted: {
       /** @example If the address is known, a sign-in link is on its way; it is valid for 15 minutes. */
@@ -4322,13 +4514,21 @@ export type SchemaConfirmedGuest = components['schemas']['ConfirmedGuest'];
 export type SchemaLinkCheckinResult = components['schemas']['LinkCheckinResult'];
 export type SchemaDeviceCreated = components['schemas']['DeviceCreated'];
 export type SchemaDevice = components['schemas']['Device'];
+export type SchemaPairingCode = components['schemas']['PairingCode'];
+export type SchemaPairingCodeRequest = components['schemas']['PairingCodeRequest'];
+export type SchemaPaired = components['schemas']['Paired'];
+export type SchemaPairRequest = components['schemas']['PairRequest'];
 export type SchemaDeviceList = components['schemas']['DeviceList'];
+export type SchemaDeviceRenameRequest = components['schemas']['DeviceRenameRequest'];
+export type SchemaDeviceEventsRequest = components['schemas']['DeviceEventsRequest'];
 export type SchemaSyncBatchResult = components['schemas']['SyncBatchResult'];
 export type SchemaSyncItemResult = components['schemas']['SyncItemResult'];
 export type SchemaSyncBatchRequest = components['schemas']['SyncBatchRequest'];
 export type SchemaSyncItem = components['schemas']['SyncItem'];
 export type SchemaReplica = components['schemas']['Replica'];
 export type SchemaReplicaGuest = components['schemas']['ReplicaGuest'];
+export type SchemaSyncDevice = components['schemas']['SyncDevice'];
+export type SchemaSyncDeviceEvent = components['schemas']['SyncDeviceEvent'];
 export type SchemaMagicLinkAccepted = components['schemas']['MagicLinkAccepted'];
 export type SchemaMagicLinkRequest = components['schemas']['MagicLinkRequest'];
 export type SchemaPortalTokenResponse = components['schemas']['PortalTokenResponse'];
@@ -9776,6 +9976,162 @@ export interface operations {
       };
     };
   };
+  createPairingCode: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PairingCodeRequest'];
+      };
+    };
+    responses: {
+      /** @description The code, shown once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PairingCode'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: an event id names no event of the caller’s tenant (or a deleted one) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  pairDevice: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PairRequest'];
+      };
+    };
+    responses: {
+      /** @description The new device and its credentials, answered once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Paired'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_pairing_code`: unknown, used or expired code */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many attempts from this address; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   revokeDevice: {
     parameters: {
       query?: never;
@@ -9825,6 +10181,184 @@ export interface operations {
       };
       /** @description `not_found`: no such device in the caller’s tenant */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  renameDevice: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DeviceRenameRequest'];
+      };
+    };
+    responses: {
+      /** @description The renamed device */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Device'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such device in the caller’s tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  setDeviceEvents: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['DeviceEventsRequest'];
+      };
+    };
+    responses: {
+      /** @description The device with its new events */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Device'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such device in the caller’s tenant; `not_found`: an event id names no event of the caller’s tenant (or a deleted one) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -9977,6 +10511,62 @@ export interface operations {
       };
       /** @description `not_found`: no open event of the device’s tenant has this token */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getSyncDevice: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The device and its events */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SyncDevice'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
         headers: {
           [name: string]: unknown;
         };
