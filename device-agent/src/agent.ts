@@ -5,11 +5,20 @@ import type { FaceEngine } from '@portico/face-engine';
 import { createApi } from './api.js';
 import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js';
 import type { AgentConfig } from './config.js';
+import { openDeviceState } from './device-state.js';
 import { createDoor } from './door.js';
 import { createGuide } from './guide.js';
 import { createQueue } from './queue.js';
 import { createReplica } from './replica.js';
-import { createSealer } from './sealed.js';
+import {
+  checkKey,
+  DataKeyError,
+  dataKeyOf,
+  isWrongKey,
+  privateDir,
+  writeKeyCheck,
+  wrongKeyMessage,
+} from './data-dir.js';
 import { createStaff } from './staff.js';
 import { openStore } from './store.js';
 import { createSync } from './sync.js';
@@ -34,19 +43,33 @@ export async function startAgent(
   const now = options.now ?? Date.now;
   const changes = new EventEmitter();
   const changed = () => changes.emit('change');
-  const db = await openStore(config.dataDir);
-  const sealer = createSealer(config.dataKey);
-  const replica = createReplica(db, openTemplateStore(config.dataDir, sealer));
-  await replica.load(config.eventTokens);
-  const face = (await options.face) ?? null;
+  privateDir(config.dataDir);
+  const { sealer, source } = dataKeyOf(config.dataDir, config.dataKey);
+  const wrongKey = () => new DataKeyError(wrongKeyMessage(config.dataDir, source));
+  const keyCheck = checkKey(config.dataDir, sealer);
+  if (keyCheck === 'wrong') throw wrongKey();
+  const db = await openStore(config.dataDir, sealer);
+  const replica = createReplica(db, openTemplateStore(config.dataDir, sealer), sealer);
   const queue = createQueue(db, sealer);
-  const sync = createSync({ config, queue, replica, now, onChange: changed });
+  try {
+    await replica.load(config.eventTokens);
+    // A folder from before the key-check record: its oldest queued item shows whether the key opens it.
+    if (keyCheck === 'absent') await queue.oldest(1);
+  } catch (error) {
+    await db.close();
+    throw isWrongKey(error) ? wrongKey() : error;
+  }
+  if (keyCheck === 'absent') writeKeyCheck(config.dataDir, sealer);
+  const face = (await options.face) ?? null;
+  const device = openDeviceState(config.dataDir, sealer);
+  const sync = createSync({ config, queue, replica, device, now, onChange: changed });
   const door = createDoor({
     replica,
     queue,
     face,
     maxReplicaAgeMs: config.maxReplicaAgeMs,
     now,
+    online: () => sync.state.online,
     decided: () => {
       changed();
       sync.nudge();
@@ -55,6 +78,7 @@ export async function startAgent(
 
   const status = async () => ({
     online: sync.state.online,
+    unauthorized: sync.state.unauthorized,
     queueLength: await queue.length(),
     lastSyncAt: sync.state.lastSyncAt ? new Date(sync.state.lastSyncAt).toISOString() : null,
     lastError: sync.state.lastError,
@@ -78,6 +102,7 @@ export async function startAgent(
     staff: createStaff({ ...config.staff, now }),
     guide: createGuide(face),
     status,
+    unauthorized: () => sync.state.unauthorized,
     camera: openCamera(camera),
     onChange: (listener) => {
       changes.on('change', listener);

@@ -84,6 +84,14 @@ const StepUpCandidate = z
 export const AgentStatus = z
   .object({
     online: z.boolean().openapi({ description: 'The last exchange with the cloud succeeded.' }),
+    unauthorized: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'Why the cloud refuses this device (its internal secret or token: revoked, rotated, never paired), ' +
+          'or null. Not an outage: waiting does not fix it; staff must pair the device again.',
+      }),
     queueLength: z.number().int(),
     lastSyncAt: z.string().nullable(),
     lastError: z.string().nullable(),
@@ -226,6 +234,8 @@ interface Route {
   staff?: 'open' | 'session';
   /** The success status: 200 unless said. */
   status?: 202;
+  /** Admits or refuses someone: refused while the cloud refuses this device (403 `device_not_authorised`). */
+  decides?: true;
   params?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
@@ -247,6 +257,11 @@ export function createApi(deps: {
   staff: Staff;
   guide: Guide;
   status: () => Promise<z.infer<typeof AgentStatus>>;
+  /**
+   * Why the cloud refuses this device (revoked, wrong secret), or null. A revoked device stops
+   * deciding at once; while the cloud is unreachable it cannot know, and goes on.
+   */
+  unauthorized: () => string | null;
   camera: FrameSource | null;
   /** Subscribes to status changes; returns the unsubscribe. */
   onChange: (listener: () => void) => () => void;
@@ -293,6 +308,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/identify',
+      decides: true,
       summary: 'Check in by face, decided on the device',
       description:
         'With `frames`: those frames, and when the tenant requires liveness the challenge of `nonce` ' +
@@ -312,6 +328,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/identify-camera',
+      decides: true,
       summary: 'Check in by face with frames from the agent camera (node-webcam or FRAME_SOURCE)',
       params: TokenParams,
       body: CameraBody,
@@ -327,6 +344,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/step-up/{attemptId}',
+      decides: true,
       summary: 'Complete a step-up with a second factor, once',
       description:
         `Within ${STEP_UP_TTL_MS / 1000} s of identify. \`{ factor: 'qr', code }\`: the candidate's own ` +
@@ -362,6 +380,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/qr',
+      decides: true,
       summary: 'Check in by the QR code of an invitation',
       params: TokenParams,
       body: QrBody,
@@ -425,6 +444,7 @@ export function createApi(deps: {
     {
       method: 'post',
       path: '/events/{token}/manual',
+      decides: true,
       summary: 'Check a guest in by hand (staff)',
       description:
         'Decided on the device under the event rules for the `manual` method, queued and uploaded with ' +
@@ -470,7 +490,11 @@ export function createApi(deps: {
           content: { 'application/json': { schema: Problem } },
         },
         403: {
-          description: '`origin_not_allowed`: sent from a web page of another origin',
+          description:
+            '`origin_not_allowed`: sent from a web page of another origin' +
+            (r.decides
+              ? '; `device_not_authorised`: the cloud refuses this device (revoked, or a wrong secret: `/status` `unauthorized` says which)'
+              : ''),
           content: { 'application/json': { schema: Problem } },
         },
         415: {
@@ -605,6 +629,11 @@ export function createApi(deps: {
         }
         const staffToken = req.headers[STAFF_HEADER] as string | undefined;
         if (route.staff === 'session') deps.staff.check(staffToken);
+        const refusedBy = route.decides ? deps.unauthorized() : null;
+        if (refusedBy) {
+          req.resume();
+          return problem(res, 403, 'device_not_authorised', `This device is not authorised: ${refusedBy}`);
+        }
         const parsedParams = route.params ? route.params.safeParse(params) : { success: true as const };
         const query = route.query
           ? route.query.safeParse(Object.fromEntries(url.searchParams))

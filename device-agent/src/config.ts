@@ -27,10 +27,14 @@ const Env = z.object({
   AGENT_ALLOWED_HOSTS: z.string().default(''),
   /** Origins of web pages allowed to call the local API directly (comma separated); others are refused. */
   AGENT_ALLOWED_ORIGINS: z.string().default(''),
-  /** 32 bytes, base64: encrypts the templates and the queue at rest. */
+  /**
+   * 32 bytes, base64: seals the templates, the guests' names, the queue and the credentials at rest.
+   * Unset: the key in AGENT_DATA_DIR/data.key, made on the first start and reused (data-dir.ts).
+   */
   AGENT_DATA_KEY: z
     .string()
-    .refine((s) => Buffer.from(s, 'base64').length === 32, 'must be 32 bytes in base64'),
+    .refine((s) => Buffer.from(s, 'base64').length === 32, 'must be 32 bytes in base64')
+    .optional(),
   /** After this long without a successful replica refresh, admission by face stops. */
   MAX_REPLICA_AGE_S: z.coerce
     .number()
@@ -82,7 +86,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     port: e.AGENT_PORT,
     allowedHosts: listSetting(e.AGENT_ALLOWED_HOSTS),
     allowedOrigins: listSetting(e.AGENT_ALLOWED_ORIGINS),
-    dataKey: Buffer.from(e.AGENT_DATA_KEY, 'base64'),
+    dataKey: e.AGENT_DATA_KEY === undefined ? undefined : Buffer.from(e.AGENT_DATA_KEY, 'base64'),
     maxReplicaAgeMs: e.MAX_REPLICA_AGE_S * 1000,
     syncIntervalMs: e.SYNC_INTERVAL_MS,
     maxBackoffMs: e.MAX_BACKOFF_MS,

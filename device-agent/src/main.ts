@@ -2,7 +2,10 @@
 import { createFaceEngine } from '@portico/face-engine';
 import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
+import { DataKeyError } from './data-dir.js';
 
+// Everything the agent writes is its user's alone (the folder is 0700 too: data-dir.ts).
+process.umask(0o077);
 const config = loadAgentConfig();
 // The face workers start (loading their models) while the agent loads its replica.
 const face = config.face
@@ -11,7 +14,13 @@ const face = config.face
       isolation: config.faceWorkers === 1 ? 'thread' : 'process',
     })
   : null;
-const agent = await startAgent(config, { face });
+const agent = await startAgent(config, { face }).catch(async (error: unknown) => {
+  await (await face)?.close();
+  if (!(error instanceof DataKeyError)) throw error;
+  console.error(JSON.stringify({ level: 'error', msg: error.message }));
+  // EX_CONFIG: the agent cannot run with what it was given; nothing on disk was touched.
+  process.exit(78);
+});
 console.log(
   JSON.stringify({
     msg: 'device agent listening',

@@ -2,7 +2,7 @@
 // removed only once the cloud has answered for it. Re-sending after a crash is safe: the cloud
 // deduplicates by the item's client id.
 import type { Sealer } from './sealed.js';
-import type { AgentDatabase } from './store.js';
+import { purgeRemoved, type AgentDatabase } from './store.js';
 import type { QueuedItem } from './sync-item.js';
 
 const CONTEXT = 'agent-queue';
@@ -36,6 +36,8 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
       await counted();
       const { success } = await db.queue.bulkRemove([...ids]);
       changed(-success.length);
+      // Uploaded: gone from the disk too, not kept as deleted records.
+      await purgeRemoved(db.queue);
     },
 
     length: () => counted(),

@@ -10,7 +10,8 @@
 // template is missing makes the next refresh a full one (the checkpoint is dropped).
 import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Replica as ReplicaPage } from '@portico/contract';
-import type { AgentDatabase, GuestDoc } from './store.js';
+import type { Sealer } from './sealed.js';
+import { openName, purgeRemoved, sealName, type AgentDatabase, type GuestDoc } from './store.js';
 import type { TemplateChange, TemplateStore } from './templates.js';
 
 export interface ReplicaGuest {
@@ -39,7 +40,7 @@ interface EventState {
   checkpoint: string | null;
 }
 
-export function createReplica(db: AgentDatabase, templates: TemplateStore) {
+export function createReplica(db: AgentDatabase, templates: TemplateStore, sealer: Sealer) {
   const events = new Map<string, EventReplica>();
 
   function empty(token: string): EventReplica {
@@ -94,7 +95,7 @@ export function createReplica(db: AgentDatabase, templates: TemplateStore) {
         const query = db.guests.find({ selector: { eventToken: token } }).getPreparedQuery();
         const { documents } = await db.guests.storageInstance.query(query);
         replica.index = new FaceIndex({ initialCapacity: Math.max(16, documents.length) });
-        for (const doc of documents) hold(replica, doc);
+        for (const doc of documents) hold(replica, { ...doc, name: openName(sealer, doc) });
         templates.read(token, {
           put: (guestId, embedding) => {
             if (replica.guests.get(guestId)?.hasTemplate) replica.index.add(guestId, embedding);
@@ -166,8 +167,13 @@ export function createReplica(db: AgentDatabase, templates: TemplateStore) {
         qrHash: g.qrHash,
         modelId: gone(g.personId) ? null : (g.template?.modelId ?? null),
       }));
-      if (docs.length > 0) await db.guests.bulkUpsert(docs);
-      if (page.removed.length > 0) await db.guests.bulkRemove(page.removed.map((id) => `${token}:${id}`));
+      if (docs.length > 0) {
+        await db.guests.bulkUpsert(docs.map((d) => ({ ...d, name: sealName(sealer, d.key, d.name) })));
+      }
+      if (page.removed.length > 0) {
+        await db.guests.bulkRemove(page.removed.map((id) => `${token}:${id}`));
+        await purgeRemoved(db.guests);
+      }
       for (const doc of docs) hold(replica, doc, embeddings.get(doc.guestId));
       for (const id of page.removed) drop(replica, id);
       for (const guest of forgotten) {

@@ -1,12 +1,15 @@
 // The agent's RxDB database on disk. In Node only the localstorage storage over node-localstorage
 // survives restarts among RxDB's free storages (ENVIRONMENT.md, "Edge and kiosk"); every document is
 // its own file. The replica and the queue are the only owners of their collections. The guests' face
-// templates are not here but in the template store (templates.ts), read in one pass at start.
+// templates are not here but in the template store (templates.ts), read in one pass at start; their
+// names are sealed (sealName). Removed documents are purged at once (`purgeRemoved`): RxDB would keep
+// them, content and all, as deleted records.
 import { mkdirSync, readdirSync } from 'node:fs';
 import { LocalStorage } from 'node-localstorage';
 import { addRxPlugin, createRxDatabase, type RxCollection, type RxDatabase, type RxJsonSchema } from 'rxdb';
 import { RxDBMigrationSchemaPlugin } from 'rxdb/plugins/migration-schema';
 import { getRxStorageLocalstorage } from 'rxdb/plugins/storage-localstorage';
+import type { Sealer } from './sealed.js';
 
 addRxPlugin(RxDBMigrationSchemaPlugin);
 
@@ -15,6 +18,7 @@ export interface GuestDoc {
   key: string;
   eventToken: string;
   guestId: string;
+  /** Sealed (sealName): the guest's name is personal data, kept only under the data key. */
   name: string;
   status: string;
   checkedInAt: string | null;
@@ -40,8 +44,8 @@ export interface QueueDoc {
 }
 
 const guestSchema: RxJsonSchema<GuestDoc> = {
-  // 1: the sealed template left the document for the template store.
-  version: 1,
+  // 1: the sealed template left the document for the template store. 2: the name is sealed.
+  version: 2,
   primaryKey: 'key',
   type: 'object',
   properties: {
@@ -113,7 +117,25 @@ class UnscannedLocalStorage extends LocalStorage {
   }
 }
 
-export async function openStore(dir: string): Promise<AgentDatabase> {
+const nameContext = (key: string) => `agent-guest-name:${key}`;
+
+/** A guest's name as stored: sealed under the data key, bound to its document. */
+export const sealName = (sealer: Sealer, key: string, name: string) =>
+  sealer.seal(Buffer.from(name), nameContext(key));
+
+export const openName = (sealer: Sealer, doc: Pick<GuestDoc, 'key' | 'name'>) =>
+  sealer.open(doc.name, nameContext(doc.key)).toString('utf8');
+
+/**
+ * Drops the collection's removed documents from the disk now. RxDB keeps a removed document (its
+ * content included) as a deleted record until a cleanup; nothing here replicates from these
+ * collections, so nothing needs those records.
+ */
+export async function purgeRemoved(collection: RxCollection): Promise<void> {
+  await collection.storageInstance.cleanup(0);
+}
+
+export async function openStore(dir: string, sealer: Sealer): Promise<AgentDatabase> {
   mkdirSync(dir, { recursive: true });
   const localStorage = new UnscannedLocalStorage(dir, QUOTA_BYTES);
   const db = await createRxDatabase<AgentCollections>({
@@ -129,7 +151,10 @@ export async function openStore(dir: string): Promise<AgentDatabase> {
     guests: {
       schema: guestSchema,
       // Their templates are dropped: the replica then finds them missing and refreshes in full.
-      migrationStrategies: { 1: ({ template: _template, ...doc }: GuestDoc & { template?: unknown }) => doc },
+      migrationStrategies: {
+        1: ({ template: _template, ...doc }: GuestDoc & { template?: unknown }) => doc,
+        2: (doc: GuestDoc) => ({ ...doc, name: sealName(sealer, doc.key, doc.name) }),
+      },
     },
     events: { schema: eventSchema },
     queue: { schema: queueSchema },

@@ -6,11 +6,17 @@ import { SYNC_BATCH_MAX, type Replica as ReplicaPage } from '@portico/contract';
 import { createPortico } from '@portico/sdk';
 import type { AgentConfig } from './config.js';
 import type { Queue } from './queue.js';
+import type { DeviceStateFile } from './device-state.js';
 import type { Replica } from './replica.js';
 import { wireItem } from './sync-item.js';
 
 export interface SyncState {
   online: boolean;
+  /**
+   * Why the cloud refuses this device's credentials (its internal secret or its token), or null: the
+   * cloud is reachable but will not take anything from this device until it is paired or configured again.
+   */
+  unauthorized: string | null;
   lastSyncAt: number | null;
   lastError: string | null;
   /** Items the cloud refused for good (malformed, unknown event): dropped from the queue, counted here. */
@@ -18,7 +24,26 @@ export interface SyncState {
   uploaded: number;
 }
 
-class CloudError extends Error {}
+class CloudError extends Error {
+  constructor(
+    message: string,
+    /** Set when the cloud refused the device's credentials (401, 403). */
+    readonly unauthorized: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** What a refusal of the device's credentials means for whoever fixes it. */
+function refusedCredentials(status: number, code: string | undefined): string | null {
+  if (status === 403 && code === 'forbidden') {
+    return 'the cloud refused the internal secret (INTERNAL_SECRET, or the paired credentials): pair the device again';
+  }
+  if (status === 401) {
+    return 'the cloud does not know this device’s token or it was revoked (DEVICE_TOKEN, or the paired credentials): pair the device again';
+  }
+  return null;
+}
 
 const REQUEST_TIMEOUT_MS = 10_000;
 /** Most JSON bytes in one batch: items with frames are sent fewer at a time, under the cloud's body limit. */
@@ -43,11 +68,20 @@ export function createSync(deps: {
   >;
   queue: Queue;
   replica: Replica;
+  /** Where the last successful exchange is kept across restarts. */
+  device: DeviceStateFile;
   now: () => number;
   onChange: () => void;
 }) {
   const { config, queue, replica } = deps;
-  const state: SyncState = { online: false, lastSyncAt: null, lastError: null, rejected: 0, uploaded: 0 };
+  const state: SyncState = {
+    online: false,
+    unauthorized: null,
+    lastSyncAt: deps.device.get().lastSyncAt ?? null,
+    lastError: null,
+    rejected: 0,
+    uploaded: 0,
+  };
   let backoffMs = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -73,8 +107,13 @@ export function createSync(deps: {
       throw new CloudError(`cloud unreachable: ${(error as Error).message}`);
     }
     if (!result.response.ok) {
+      const { status } = result.response;
       const text = typeof result.error === 'string' ? result.error : JSON.stringify(result.error ?? '');
-      throw new CloudError(`cloud answered ${result.response.status} on ${what}: ${text.slice(0, 200)}`);
+      const code = (result.error as { code?: string } | undefined)?.code;
+      throw new CloudError(
+        `cloud answered ${status} on ${what}: ${text.slice(0, 200)}`,
+        refusedCredentials(status, code),
+      );
     }
     return result.data as D;
   }
@@ -119,12 +158,19 @@ export function createSync(deps: {
       await flush();
       for (const token of config.eventTokens) await refresh(token);
       await flush();
-      Object.assign(state, { online: true, lastSyncAt: deps.now(), lastError: null });
+      Object.assign(state, { online: true, unauthorized: null, lastSyncAt: deps.now(), lastError: null });
+      deps.device.update({ lastSyncAt: state.lastSyncAt! });
       backoffMs = 0;
     } catch (error) {
       // Anything but the cloud failing (the disk, a bug) is logged and retried the same way: the door
       // keeps deciding meanwhile.
       if (!(error instanceof CloudError)) console.error(error);
+      const unauthorized = error instanceof CloudError ? error.unauthorized : null;
+      // Said once when it starts, at error level: it does not heal by waiting, unlike an outage.
+      if (unauthorized && unauthorized !== state.unauthorized) {
+        console.error(JSON.stringify({ level: 'error', msg: `device not authorised: ${unauthorized}` }));
+      }
+      state.unauthorized = unauthorized;
       state.online = false;
       state.lastError =
         error instanceof CloudError ? error.message : `agent error: ${(error as Error).message}`;

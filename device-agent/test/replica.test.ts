@@ -56,11 +56,11 @@ const page = (
 });
 
 describe('device replica', () => {
-  it('applies pages, removals and deleted persons, reloads them from disk, and keeps templates sealed at rest', async () => {
+  it('applies pages, removals and deleted persons, reloads them from disk, and keeps templates and names sealed at rest', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-replica-'));
     const key = randomBytes(32);
-    let db = await openStore(dir);
-    let replica = createReplica(db, openTemplateStore(dir, createSealer(key)));
+    let db = await openStore(dir, createSealer(key));
+    let replica = createReplica(db, openTemplateStore(dir, createSealer(key)), createSealer(key));
     await replica.load(['tok']);
     await replica.apply(
       'tok',
@@ -80,8 +80,8 @@ describe('device replica', () => {
     await replica.markCheckedIn('tok', 'a', '2026-11-23T10:00:00.000Z');
     await db.close();
 
-    db = await openStore(dir);
-    replica = createReplica(db, openTemplateStore(dir, createSealer(key)));
+    db = await openStore(dir, createSealer(key));
+    replica = createReplica(db, openTemplateStore(dir, createSealer(key)), createSealer(key));
     await replica.load(['tok']);
     const held = replica.get('tok')!;
     expect([...held.guests.keys()].sort()).toEqual(['a', 'c', 'd', 'e']);
@@ -101,13 +101,16 @@ describe('device replica', () => {
     const contents = await Promise.all(files.map((f) => readFile(path.join(f.parentPath, f.name))));
     const raw = embeddingToBuffer(vector).subarray(0, 64);
     expect(contents.some((c) => c.includes(raw) || c.includes(embedding.slice(0, 40)))).toBe(false);
+    // Nor a guest's name, and the removed guest left no deleted record behind (its QR hash is gone).
+    expect(contents.some((c) => c.includes('Guest '))).toBe(false);
+    expect(held.guests.get('c')!.name).toBe('Guest c');
+    expect(contents.some((c) => c.includes('hash-b'))).toBe(false);
     await db.close();
 
     // Another key cannot open the templates.
-    db = await openStore(dir);
-    await expect(
-      createReplica(db, openTemplateStore(dir, createSealer(randomBytes(32)))).load(['tok']),
-    ).rejects.toThrow();
+    const other = createSealer(randomBytes(32));
+    db = await openStore(dir, createSealer(key));
+    await expect(createReplica(db, openTemplateStore(dir, other), other).load(['tok'])).rejects.toThrow();
     await db.close();
   });
 });

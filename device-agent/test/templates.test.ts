@@ -143,8 +143,9 @@ describe('template store', () => {
       // Rounds up to `done` returned; the next one may or may not have reached the disk.
       const finished = done;
 
-      const db = await openStore(dir);
-      const replica = createReplica(db, openTemplateStore(dir, createSealer(key)));
+      const sealer = createSealer(key);
+      const db = await openStore(dir, sealer);
+      const replica = createReplica(db, openTemplateStore(dir, sealer), sealer);
       await replica.load([TOKEN]);
       const held = replica.get(TOKEN)!;
       const stored = new Map([...held.index.entries()].map(([id, v]) => [id, Float32Array.from(v)]));

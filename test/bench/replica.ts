@@ -80,8 +80,8 @@ const event: Replica['event'] = {
 };
 
 if (phase === 'write') {
-  const db = await openStore(dir);
-  const replica = createReplica(db, openTemplateStore(dir, sealer));
+  const db = await openStore(dir, sealer);
+  const replica = createReplica(db, openTemplateStore(dir, sealer), sealer);
   await replica.load([token]);
   const started = performance.now();
   for (let from = 0; from < GUESTS; from += PAGE) {
@@ -131,9 +131,9 @@ const rssBefore = rssLine();
 // CPU time as well as wall time: on a machine shared with other work the wall time says little.
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
-const db = await openStore(dir);
+const db = await openStore(dir, sealer);
 const opened = process.cpuUsage(cpuBefore);
-const replica = createReplica(db, openTemplateStore(dir, sealer));
+const replica = createReplica(db, openTemplateStore(dir, sealer), sealer);
 await replica.load([token]);
 const loadS = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);

@@ -12,11 +12,9 @@ import { replicaGuest } from './replica-page.js';
 import { GUESTS, PAGE, rotated, templateOf, TOKEN, writerEvent, writerPolicy } from './templates.js';
 
 const [dir, key] = process.argv.slice(2) as [string, string];
-const db = await openStore(dir);
-const replica = createReplica(
-  db,
-  openTemplateStore(dir, createSealer(Buffer.from(key, 'base64')), { minCompactBytes: 0 }),
-);
+const sealer = createSealer(Buffer.from(key, 'base64'));
+const db = await openStore(dir, sealer);
+const replica = createReplica(db, openTemplateStore(dir, sealer, { minCompactBytes: 0 }), sealer);
 await replica.load([TOKEN]);
 
 const item = (i: number, version: number | null) =>

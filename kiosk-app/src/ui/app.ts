@@ -31,6 +31,8 @@ type AgentAnswer = (DoorAnswer | StepUpRequired) & {
 type PublicBranding = z.infer<typeof PublicBrandingSchema>;
 interface AgentStatus {
   online: boolean;
+  /** Why the cloud refuses this device, or null (device agent README, "Credentials"). */
+  unauthorized: string | null;
   queueLength: number;
 }
 interface Challenge {
@@ -419,6 +421,9 @@ function showAnswer(status: number, a: AgentAnswer, method: 'face' | 'qr' | 'ste
   if (method === 'step-up' && (status === 404 || status === 409 || status === 410)) {
     return result('error', t.stepUpExpired, '', false);
   }
+  if (status === 403 && a.code === 'device_not_authorised') {
+    return result('error', t.unauthorised, t.unavailableSub, false);
+  }
   if (status !== 200) return result('error', t.unavailable, t.unavailableSub, false);
   if (a.outcome === 'step_up_required') return void stepUp(a);
   if (a.outcome === 'success') {
@@ -746,8 +751,10 @@ function watchStatus() {
   const source = new EventSource('/agent/status/stream');
   source.onmessage = (message) => {
     const s = JSON.parse(message.data as string) as AgentStatus;
+    // Refused credentials are not an outage: waiting does not help, staff must pair the device again.
     banner.hidden = s.online;
-    banner.textContent = s.online ? '' : t.offline(s.queueLength);
+    banner.classList.toggle('unauthorised', s.unauthorized !== null);
+    banner.textContent = s.online ? '' : s.unauthorized ? t.unauthorised : t.offline(s.queueLength);
   };
 }
 

@@ -1,0 +1,104 @@
+// The agent's data folder and the key that seals it. The folder is private to the agent's user (0700)
+// and, without AGENT_DATA_KEY, holds the key itself (`data.key`, 0600, made once on the first start
+// and reused): a restart then needs nothing from whoever started it. A key-check record sealed under
+// the key tells at start whether the key opens the data, before anything is read or written; a key
+// that does not stops the agent with DataKeyError, nothing changed or deleted.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createSealer, type Sealer } from './sealed.js';
+
+export const KEY_FILE = 'data.key';
+const CHECK_FILE = 'key-check';
+const CHECK_CONTEXT = 'agent-key-check';
+const CHECK_PLAIN = Buffer.from('portico agent data');
+
+/** Where the data key came from. */
+export type KeySource = 'AGENT_DATA_KEY' | typeof KEY_FILE;
+
+export class DataKeyError extends Error {
+  override name = 'DataKeyError';
+}
+
+/** What opens the sealed data of a folder. */
+export interface DataKey {
+  key: Buffer;
+  source: KeySource;
+  sealer: Sealer;
+}
+
+/** Creates the folder (0700) if needed and makes an existing one private again. */
+export function privateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/** A whole file written to a temporary name, then renamed over the old one (never half written). */
+export function writePrivateFile(file: string, content: string | Buffer): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, content, { mode: 0o600 });
+  renameSync(tmp, file);
+}
+
+export function parseKey(base64: string, what: string): Buffer {
+  const key = Buffer.from(base64.trim(), 'base64');
+  if (key.length !== 32) throw new DataKeyError(`${what} must be 32 bytes in base64`);
+  return key;
+}
+
+/**
+ * The key of `dir`: AGENT_DATA_KEY when given, else `dir/data.key`, made now when the folder has
+ * none (`create: false` for commands that must not make one, e.g. doctor).
+ */
+export function dataKeyOf(dir: string, fromEnv: Buffer | undefined, options = { create: true }): DataKey {
+  const file = path.join(dir, KEY_FILE);
+  let key = fromEnv;
+  let source: KeySource = 'AGENT_DATA_KEY';
+  if (!key) {
+    source = KEY_FILE;
+    if (existsSync(file)) key = parseKey(readFileSync(file, 'utf8'), file);
+    else if (!options.create)
+      throw new DataKeyError(`no key: AGENT_DATA_KEY is not set and ${file} does not exist`);
+    else {
+      key = randomBytes(32);
+      // `wx`: two agents started at once on one folder cannot both make a key.
+      writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    }
+    chmodSync(file, 0o600);
+  }
+  return { key, source, sealer: createSealer(key) };
+}
+
+/** How a wrong key is explained: which key, which folder, what to do. Nothing is changed. */
+export function wrongKeyMessage(dir: string, source: KeySource): string {
+  const which =
+    source === 'AGENT_DATA_KEY'
+      ? 'AGENT_DATA_KEY does not open'
+      : `the key in ${path.join(dir, KEY_FILE)} (AGENT_DATA_KEY is not set) does not open`;
+  return (
+    `${which} the data in ${dir}: it was sealed under another key. Nothing was changed or deleted. ` +
+    `Start the agent with the key the data was sealed with (AGENT_DATA_KEY as before, or unset it to use ` +
+    `${KEY_FILE} in that folder), or see "Recovery" in device-agent/README.md.`
+  );
+}
+
+/** Whether the folder's key-check record opens under the key: `absent` on a folder that never had one. */
+export function checkKey(dir: string, sealer: Sealer): 'ok' | 'wrong' | 'absent' {
+  const file = path.join(dir, CHECK_FILE);
+  if (!existsSync(file)) return 'absent';
+  try {
+    return sealer.openBytes(readFileSync(file), CHECK_CONTEXT).equals(CHECK_PLAIN) ? 'ok' : 'wrong';
+  } catch {
+    return 'wrong';
+  }
+}
+
+/** Writes the key-check record, once the data has been read under the key. */
+export function writeKeyCheck(dir: string, sealer: Sealer): void {
+  writePrivateFile(path.join(dir, CHECK_FILE), sealer.sealBytes(CHECK_PLAIN, CHECK_CONTEXT));
+}
+
+/** AES-GCM's refusal of a record sealed under another key (or altered). */
+export function isWrongKey(error: unknown): boolean {
+  return error instanceof Error && /unable to authenticate data/.test(error.message);
+}
