@@ -5,14 +5,14 @@ import type { FaceEngine } from '@portico/face-engine';
 import { createApi } from './api.js';
 import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js';
 import type { AgentConfig } from './config.js';
-import { openDeviceState } from './device-state.js';
+import { openDeviceState, type DeviceStateFile } from './device-state.js';
 import { createDoor } from './door.js';
 import { createGuide } from './guide.js';
 import { createQueue } from './queue.js';
 import { createReplica } from './replica.js';
 import {
   checkKey,
-  DataKeyError,
+  StartError,
   dataKeyOf,
   isWrongKey,
   privateDir,
@@ -45,14 +45,27 @@ export async function startAgent(
   const changed = () => changes.emit('change');
   privateDir(config.dataDir);
   const { sealer, source } = dataKeyOf(config.dataDir, config.dataKey);
-  const wrongKey = () => new DataKeyError(wrongKeyMessage(config.dataDir, source));
+  const wrongKey = () => new StartError(wrongKeyMessage(config.dataDir, source));
   const keyCheck = checkKey(config.dataDir, sealer);
   if (keyCheck === 'wrong') throw wrongKey();
+  let device: DeviceStateFile;
+  try {
+    device = openDeviceState(config.dataDir, sealer);
+  } catch (error) {
+    throw isWrongKey(error) ? wrongKey() : error;
+  }
+  const link = config.link ?? device.get().credentials;
+  if (!link) {
+    throw new StartError(
+      `this device is not paired: run \`pnpm agent pair --cloud <URL> --code XXXX-XXXX\` with the code the ` +
+        'console shows (Devices, Add a door), or set PORTICO_CLOUD_URL, INTERNAL_SECRET and DEVICE_TOKEN',
+    );
+  }
   const db = await openStore(config.dataDir, sealer);
   const replica = createReplica(db, openTemplateStore(config.dataDir, sealer), sealer);
   const queue = createQueue(db, sealer);
   try {
-    await replica.load(config.eventTokens);
+    await replica.load(config.eventTokens ?? device.get().eventTokens ?? []);
     // A folder from before the key-check record: its oldest queued item shows whether the key opens it.
     if (keyCheck === 'absent') await queue.oldest(1);
   } catch (error) {
@@ -61,8 +74,7 @@ export async function startAgent(
   }
   if (keyCheck === 'absent') writeKeyCheck(config.dataDir, sealer);
   const face = (await options.face) ?? null;
-  const device = openDeviceState(config.dataDir, sealer);
-  const sync = createSync({ config, queue, replica, device, now, onChange: changed });
+  const sync = createSync({ config, link, queue, replica, device, now, onChange: changed });
   const door = createDoor({
     replica,
     queue,

@@ -5,9 +5,14 @@ import { isPinHash } from './pin.js';
 import { listSetting } from './request-guard.js';
 
 const Env = z.object({
-  PORTICO_CLOUD_URL: z.url(),
-  INTERNAL_SECRET: z.string().min(24),
-  DEVICE_TOKEN: z.string().startsWith('pdt_'),
+  /**
+   * The cloud and this device's credentials. Unset (all three): those `pnpm agent pair` stored, sealed,
+   * in the data folder (device-state.ts). Set: they win over a pairing.
+   */
+  PORTICO_CLOUD_URL: z.url().optional(),
+  INTERNAL_SECRET: z.string().min(24).optional(),
+  DEVICE_TOKEN: z.string().startsWith('pdt_').optional(),
+  /** Fixed public tokens of the events served; unset: the events the console assigns to the device. */
   EVENT_TOKENS: z
     .string()
     .min(1)
@@ -16,7 +21,8 @@ const Env = z.object({
         .split(',')
         .map((t) => t.trim())
         .filter(Boolean),
-    ),
+    )
+    .optional(),
   AGENT_DATA_DIR: z.string().default('.agent-data'),
   AGENT_HOST: z.string().default('127.0.0.1'),
   AGENT_PORT: z.coerce.number().int().min(0).max(65535).default(7171),
@@ -76,11 +82,25 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     throw new Error(`device-agent configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  const link = [e.PORTICO_CLOUD_URL, e.INTERNAL_SECRET, e.DEVICE_TOKEN];
+  if (link.some((v) => v === undefined) && link.some((v) => v !== undefined)) {
+    throw new Error(
+      'device-agent configuration:\n  PORTICO_CLOUD_URL, INTERNAL_SECRET and DEVICE_TOKEN go together: ' +
+        'set all three, or none to use the credentials `pnpm agent pair` stored',
+    );
+  }
   return {
-    cloudUrl: e.PORTICO_CLOUD_URL.replace(/\/$/, ''),
-    internalSecret: e.INTERNAL_SECRET,
-    deviceToken: e.DEVICE_TOKEN,
-    eventTokens: e.EVENT_TOKENS,
+    /** From the environment, or null: the paired credentials (device-state.ts). */
+    link:
+      e.PORTICO_CLOUD_URL && e.INTERNAL_SECRET && e.DEVICE_TOKEN
+        ? {
+            cloudUrl: e.PORTICO_CLOUD_URL.replace(/\/$/, ''),
+            internalSecret: e.INTERNAL_SECRET,
+            deviceToken: e.DEVICE_TOKEN,
+          }
+        : null,
+    /** Fixed events, or null: those the cloud assigns to the device (`GET /v1/sync/device`). */
+    eventTokens: e.EVENT_TOKENS ?? null,
     dataDir: path.resolve(e.AGENT_DATA_DIR),
     host: e.AGENT_HOST,
     port: e.AGENT_PORT,

@@ -2,7 +2,7 @@
 // and, without AGENT_DATA_KEY, holds the key itself (`data.key`, 0600, made once on the first start
 // and reused): a restart then needs nothing from whoever started it. A key-check record sealed under
 // the key tells at start whether the key opens the data, before anything is read or written; a key
-// that does not stops the agent with DataKeyError, nothing changed or deleted.
+// that does not stops the agent with a StartError, nothing changed or deleted.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,8 +16,9 @@ const CHECK_PLAIN = Buffer.from('portico agent data');
 /** Where the data key came from. */
 export type KeySource = 'AGENT_DATA_KEY' | typeof KEY_FILE;
 
-export class DataKeyError extends Error {
-  override name = 'DataKeyError';
+/** Why the agent will not start, said to whoever started it (a message, not a stack trace). */
+export class StartError extends Error {
+  override name = 'StartError';
 }
 
 /** What opens the sealed data of a folder. */
@@ -42,7 +43,7 @@ export function writePrivateFile(file: string, content: string | Buffer): void {
 
 export function parseKey(base64: string, what: string): Buffer {
   const key = Buffer.from(base64.trim(), 'base64');
-  if (key.length !== 32) throw new DataKeyError(`${what} must be 32 bytes in base64`);
+  if (key.length !== 32) throw new StartError(`${what} must be 32 bytes in base64`);
   return key;
 }
 
@@ -58,7 +59,7 @@ export function dataKeyOf(dir: string, fromEnv: Buffer | undefined, options = { 
     source = KEY_FILE;
     if (existsSync(file)) key = parseKey(readFileSync(file, 'utf8'), file);
     else if (!options.create)
-      throw new DataKeyError(`no key: AGENT_DATA_KEY is not set and ${file} does not exist`);
+      throw new StartError(`no key: AGENT_DATA_KEY is not set and ${file} does not exist`);
     else {
       key = randomBytes(32);
       // `wx`: two agents started at once on one folder cannot both make a key.

@@ -195,6 +195,20 @@ export function createReplica(db: AgentDatabase, templates: TemplateStore, seale
       }
     },
 
+    /**
+     * Serves exactly these events from now on (the console's assignment): new ones are read from disk
+     * (then refreshed by the sync loop); the guests of events no longer served leave the disk.
+     */
+    async serve(tokens: readonly string[]) {
+      await this.load(tokens.filter((t) => !events.has(t)));
+      for (const token of [...events.keys()].filter((t) => !tokens.includes(t))) {
+        events.delete(token);
+        await db.guests.find({ selector: { eventToken: token } }).remove();
+        await db.events.findOne(token).remove();
+        await purgeRemoved(db.guests);
+      }
+    },
+
     /** A guest admitted here: counted at once for capacity, whatever the next refresh says. */
     async markCheckedIn(token: string, guestId: string, at: string) {
       const guest = events.get(token)?.guests.get(guestId);

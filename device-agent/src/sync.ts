@@ -6,7 +6,7 @@ import { SYNC_BATCH_MAX, type Replica as ReplicaPage } from '@portico/contract';
 import { createPortico } from '@portico/sdk';
 import type { AgentConfig } from './config.js';
 import type { Queue } from './queue.js';
-import type { DeviceStateFile } from './device-state.js';
+import type { DeviceCredentials, DeviceStateFile } from './device-state.js';
 import type { Replica } from './replica.js';
 import { wireItem } from './sync-item.js';
 
@@ -23,6 +23,8 @@ export interface SyncState {
   rejected: number;
   uploaded: number;
 }
+
+type Link = Pick<DeviceCredentials, 'cloudUrl' | 'internalSecret' | 'deviceToken'>;
 
 class CloudError extends Error {
   constructor(
@@ -62,10 +64,9 @@ function fitting<T>(items: readonly T[]): T[] {
 }
 
 export function createSync(deps: {
-  config: Pick<
-    AgentConfig,
-    'cloudUrl' | 'internalSecret' | 'deviceToken' | 'eventTokens' | 'syncIntervalMs' | 'maxBackoffMs'
-  >;
+  config: Pick<AgentConfig, 'eventTokens' | 'syncIntervalMs' | 'maxBackoffMs'>;
+  /** The cloud and this device's credentials (the environment's or the pairing's). */
+  link: Link;
   queue: Queue;
   replica: Replica;
   /** Where the last successful exchange is kept across restarts. */
@@ -88,8 +89,8 @@ export function createSync(deps: {
   let stopped = false;
 
   const portico = createPortico({
-    baseUrl: config.cloudUrl,
-    device: { internalSecret: config.internalSecret, token: config.deviceToken },
+    baseUrl: deps.link.cloudUrl,
+    device: { internalSecret: deps.link.internalSecret, token: deps.link.deviceToken },
     // No retries inside a call: the loop below is the agent's retry. It backs off while the cloud
     // fails, keeps the queue meanwhile and reports each failure in the status at once.
     retry: { maxRetries: 0, timeoutMs: REQUEST_TIMEOUT_MS },
@@ -153,10 +154,23 @@ export function createSync(deps: {
     } while (cursor);
   }
 
+  /** The events to sync: the fixed ones, else those the console assigned to this device now. */
+  async function served(): Promise<readonly string[]> {
+    if (config.eventTokens) return config.eventTokens;
+    const { events } = await call('/v1/sync/device', portico.api.GET('/v1/sync/device'));
+    const tokens = events.map((e) => e.token);
+    const held = replica.all().map((r) => r.token);
+    if (tokens.length !== held.length || tokens.some((t) => !held.includes(t))) {
+      await replica.serve(tokens);
+      deps.device.update({ eventTokens: tokens });
+    }
+    return tokens;
+  }
+
   async function tick() {
     try {
       await flush();
-      for (const token of config.eventTokens) await refresh(token);
+      for (const token of await served()) await refresh(token);
       await flush();
       Object.assign(state, { online: true, unauthorized: null, lastSyncAt: deps.now(), lastError: null });
       deps.device.update({ lastSyncAt: state.lastSyncAt! });

@@ -2,9 +2,11 @@
 // AGENT_DATA_KEY, it keeps its key and its queue; started with a wrong key it stops with a message and
 // touches nothing; refused credentials are said as such, not as an outage. Real cloud, agent as a
 // child process.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf } from '../../cloud/test/support/identity.js';
 import {
@@ -32,6 +34,23 @@ function fingerprint(dir: string): Record<string, string> {
 }
 
 const mode = (file: string) => statSync(file).mode & 0o777;
+
+const AGENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../device-agent');
+
+/** `pnpm agent <args>` as the README says, run to its end. */
+function agentCommand(env: Record<string, string>, ...args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    cwd: AGENT_DIR,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise<{ code: number | null; out: string }>((resolve) =>
+    child.once('exit', (code) => resolve({ code, out })),
+  );
+}
 
 describe('the agent in the field (real cloud on PGlite, agent as a child process)', () => {
   let cloud: Cloud;
@@ -161,5 +180,91 @@ describe('the agent in the field (real cloud on PGlite, agent as a child process
       'unauthorized',
     );
     expect((await agentCall(agent, 'GET', '/status')).body.unauthorized).toMatch(/internal secret/);
+  });
+
+  it('is provisioned by a code from the console: paired, it serves the events assigned there, and the doctor says so', async () => {
+    await agent?.kill('SIGTERM');
+    const { AGENT_DATA_DIR: _old, ...base } = env;
+    const fresh = { ...base, AGENT_DATA_DIR: `${env.AGENT_DATA_DIR!}-paired` };
+    // Nothing but the folder: no cloud URL, secret, token or event in the environment.
+    const settings = Object.fromEntries(
+      Object.entries(fresh).filter(
+        ([k]) => !['PORTICO_CLOUD_URL', 'INTERNAL_SECRET', 'DEVICE_TOKEN', 'EVENT_TOKENS'].includes(k),
+      ),
+    );
+    const notPaired = await startAgentProcess(settings).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(notPaired).toMatch(/^agent exited 78:.*not paired.*pnpm agent pair/s);
+
+    const made = await cloud.app.request('POST', '/v1/devices/pairing-codes', {
+      headers: admin.headers,
+      body: { name: 'Gate P', eventIds: [event.id] },
+    });
+    expect(made.status, made.text).toBe(201);
+    const wrong = await agentCommand(settings, 'pair', '--cloud', cloud.url, '--code', 'AAAA-AAAA');
+    expect(wrong.code).toBe(78);
+    expect(wrong.out).toMatch(/does not accept this code/);
+    const paired = await agentCommand(
+      settings,
+      'pair',
+      '--cloud',
+      cloud.url,
+      '--code',
+      made.body.code.toLowerCase(),
+    );
+    expect(paired.out).toContain('Paired as "Gate P"');
+    expect(paired.out).toContain('Field day');
+    expect(paired.code).toBe(0);
+
+    agent = await startAgentProcess(settings);
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.events[0]?.guests === 1,
+      20_000,
+      'the assigned event replicated',
+    );
+    const status = (await agentCall(agent, 'GET', '/status')).body;
+    expect(status).toMatchObject({ online: true, unauthorized: null });
+    expect(status.events.map((e: { token: string }) => e.token)).toEqual([event.publicToken]);
+    const admitted = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
+      code: guest.checkinUrl,
+    });
+    expect(admitted.status).toBe(200);
+
+    const doctor = await agentCommand(settings, 'doctor');
+    expect(doctor.code).toBe(0);
+    expect(doctor.out).toMatch(/ok +device +paired as "Gate P"/);
+    expect(doctor.out).toMatch(/ok +key +data\.key in the folder, opens the data/);
+    expect(doctor.out).toMatch(/ok +events +\S+ 1 guest\(s\)/);
+    const wrongKey = await agentCommand(
+      { ...settings, AGENT_DATA_KEY: Buffer.alloc(32, 9).toString('base64') },
+      'doctor',
+    );
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.out).toMatch(/NO +key +AGENT_DATA_KEY does not open the data/);
+
+    // Taken off the event in the console: the device stops serving it; revoked: it stops at once.
+    const devices = await cloud.app.request('GET', '/v1/devices', { headers: admin.headers });
+    const device = devices.body.items.find((d: { name: string }) => d.name === 'Gate P');
+    await cloud.app.request('PUT', `/v1/devices/${device.id}/events`, {
+      headers: admin.headers,
+      body: { eventIds: [] },
+    });
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.events.length === 0,
+      10_000,
+      'unassigned',
+    );
+    const unknown = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
+      code: guest.checkinUrl,
+    });
+    expect(unknown.status).toBe(404);
+    await cloud.app.request('DELETE', `/v1/devices/${device.id}`, { headers: admin.headers });
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.unauthorized !== null,
+      10_000,
+      'revoked',
+    );
   });
 });
