@@ -1,11 +1,12 @@
 // What happens at the door: a face or a QR code in, a decision out, decided from the replica alone
-// (online or not) and written to the durable queue before it is answered.
+// (online or not) and written to the durable queue before it is answered, saying whether the cloud
+// was reachable at the time.
 import { createHash, randomBytes } from 'node:crypto';
 import { identify, isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
 import { SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
 import {
   admission,
-  eventDenial,
+  eventVerdict,
   FACE_LINE_DEFAULTS,
   faceDecision,
   geofenceStatus,
@@ -116,6 +117,11 @@ export function createDoor(deps: {
   face: FaceEngine | null;
   maxReplicaAgeMs: number;
   now: () => number;
+  /**
+   * Whether the cloud answered the sync loop's last exchange: a decision taken while it did not is
+   * uploaded as `decidedOffline` (the cloud's webhook says `offline` only for those).
+   */
+  online: () => boolean;
   /** Called after each decision is queued (the sync loop sends it when online). */
   decided: () => void;
 }) {
@@ -137,7 +143,11 @@ export function createDoor(deps: {
     return replica as never;
   }
 
-  /** The event's rules for a guest on the replica: the cloud's decision (@portico/checkin-policy). */
+  /**
+   * The event's rules for a guest on the replica: the cloud's decision (@portico/checkin-policy), the
+   * event's re-entry rule included (a guest checked in, here or as the replica says, is returning).
+   * A flag the rule sets (`flag`) is the cloud's to record when the decision arrives.
+   */
   const eventDecision = (
     replica: EventReplica & { event: NonNullable<EventReplica['event']> },
     method: SyncItem['method'],
@@ -145,7 +155,7 @@ export function createDoor(deps: {
   ): Decision => {
     let admitted = 0;
     for (const g of replica.guests.values()) if (g.checkedIn) admitted++;
-    const denial = eventDenial(replica.event, method, { admitted, alreadyIn: guest.checkedIn });
+    const { denial } = eventVerdict(replica.event, method, { admitted, alreadyIn: guest.checkedIn });
     // The unit reports no location: a geofenced event is `unknown`, which admits, as in the cloud.
     return admission(denial, geofenceStatus(replica.event.geofence, undefined, 0));
   };
@@ -170,6 +180,7 @@ export function createDoor(deps: {
       outcome: decision.outcome,
       reason: decision.reason,
       recordedAt: new Date(at).toISOString(),
+      decidedOffline: !deps.online(),
       score: scores.score,
       livenessScore: scores.livenessScore,
       ...(frame !== undefined && { frame }),

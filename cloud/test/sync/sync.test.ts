@@ -258,7 +258,7 @@ describe('edge devices and sync', () => {
       const [g1, g2] = [await guest(a, event.id, 'Rui', p1), await guest(a, event.id, 'Eva', p2)];
       const config = await t.request('PATCH', `/v1/events/${event.id}/config`, {
         headers: a.headers,
-        body: { capacity: 1 },
+        body: { capacity: 1, reentry: 'refuse' },
       });
       expect(config.status, config.text).toBe(200);
       const one = await sync(deviceA, [item({ eventId: event.id, guestId: g1.id, personId: p1 })]);
@@ -296,14 +296,14 @@ describe('edge devices and sync', () => {
       });
     });
 
-    it('decides a batch in order: a repeated clientId is a duplicate, a guest twice is flagged, the last place goes to the first', async () => {
+    it('decides a batch in order: a repeated clientId is a duplicate, a guest twice is flagged (reentry refuse), the last place goes to the first', async () => {
       const event = await openEvent(a);
       const tenantId = a.tenant.tenantId;
       const [p1, p2] = [await person(tenantId, 'Ivo'), await person(tenantId, 'Gil')];
       const [g1, g2] = [await guest(a, event.id, 'Ivo', p1), await guest(a, event.id, 'Gil', p2)];
       await t.request('PATCH', `/v1/events/${event.id}/config`, {
         headers: a.headers,
-        body: { capacity: 1 },
+        body: { capacity: 1, reentry: 'refuse' },
       });
       const first = item({ eventId: event.id, guestId: g1.id, personId: p1 });
       const res = await sync(deviceA, [

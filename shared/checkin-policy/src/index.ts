@@ -1,13 +1,18 @@
 /**
  * @portico/checkin-policy: the decision of a check-in, pure, shared by the cloud and the device agent
  * so both decide alike: the face decision (probe quality, passive liveness, the calibrated score
- * against the tenant's accept and refuse lines), the event's rules (status, methods, capacity), the geofence, and the flags the cloud
- * sets on a fact a device decided offline.
+ * against the tenant's accept and refuse lines), the event's rules (status, methods, re-entry,
+ * capacity), the geofence, and the flags the cloud sets on a fact a device decided.
  */
 
 export type Outcome = 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
 export type DenialReason =
-  'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | 'step_up_failed';
+  | 'not_recognised'
+  | 'capacity_reached'
+  | 'event_closed'
+  | 'method_not_allowed'
+  | 'already_checked_in'
+  | 'step_up_failed';
 export type FaceAnswer = 'accept' | 'step_up' | 'refuse' | 'retake' | 'liveness_failed';
 export type Geofence = 'ok' | 'outside' | 'unknown' | 'not_applicable';
 /** Where the cloud, re-checking a synced fact, would have decided otherwise (contract `SyncFlag`). */
@@ -122,10 +127,39 @@ export function livenessFails(
   return policy.requireLiveness && (livenessScore ?? 0) < policy.livenessThreshold;
 }
 
+/**
+ * What an event does with a second admission of a subject (a guest or person) already admitted there:
+ * `refuse` denies it (`already_checked_in`); `allow` admits it, the subject still taking one place of the
+ * capacity, with no flag; `flag` admits it the same way and flags it `already_checked_in`.
+ */
+export type Reentry = 'refuse' | 'allow' | 'flag';
+export const REENTRY_RULES = ['refuse', 'allow', 'flag'] as const satisfies readonly Reentry[];
+/** What the cloud did with a returning face before events had the rule: admit, no flag. */
+export const REENTRY_DEFAULT: Reentry = 'allow';
+
 export interface EventRules {
   status: string;
   checkinMethods: readonly string[];
   capacity: number | null;
+  /** Absent (a cloud, or a replica stored, from before the rule): REENTRY_DEFAULT. */
+  reentry?: Reentry | undefined;
+}
+
+/**
+ * The re-entry rule a check-in by `method` follows. Every passage through a door (face, QR code, staff
+ * by hand, and the same decided on a device and synced) follows the event's rule. An invitation link
+ * does not: it is the guest saying "I am here" from an e-mail that mail scanners and the guest open
+ * again and again, not someone coming back in, so it checks a guest in once whatever the event's rule
+ * (`refuse`; the cloud then records nothing for the visit, see `once` in the cloud's record.ts).
+ */
+export function reentryRule(event: Pick<EventRules, 'reentry'>, method: string): Reentry {
+  return method === 'link' ? 'refuse' : (event.reentry ?? REENTRY_DEFAULT);
+}
+
+/** The event's answer for one subject: why not (null: admitted), and the flags an admission carries. */
+export interface EventVerdict {
+  denial: DenialReason | null;
+  flags: SyncFlag[];
 }
 
 export interface GeofenceRules {
@@ -137,20 +171,28 @@ export interface GeofenceRules {
 const CLOSED = new Set(['closed', 'cancelled']);
 
 /**
- * Why the subject may not enter, or null. `admitted` counts the distinct persons or guests already in;
- * a subject already in (`alreadyIn`) does not take a second place.
+ * The event's rules for one subject, in this order: status, re-entry, method, capacity. `admitted`
+ * counts the distinct persons or guests already in; a subject already in (`alreadyIn`) is refused,
+ * admitted or admitted with the flag `already_checked_in` as the re-entry rule says, and never takes
+ * a second place.
  */
-export function eventDenial(
+export function eventVerdict(
   event: EventRules,
   method: string,
-  capacity: { admitted: number; alreadyIn: boolean },
-): DenialReason | null {
-  if (CLOSED.has(event.status)) return 'event_closed';
-  if (event.checkinMethods.length > 0 && !event.checkinMethods.includes(method)) return 'method_not_allowed';
-  if (event.capacity !== null && !capacity.alreadyIn && capacity.admitted >= event.capacity) {
-    return 'capacity_reached';
+  subject: { admitted: number; alreadyIn: boolean },
+): EventVerdict {
+  const rule = reentryRule(event, method);
+  const flags: SyncFlag[] = subject.alreadyIn && rule === 'flag' ? ['already_checked_in'] : [];
+  const denial = (reason: DenialReason | null): EventVerdict => ({ denial: reason, flags });
+  if (CLOSED.has(event.status)) return denial('event_closed');
+  if (subject.alreadyIn && rule === 'refuse') return denial('already_checked_in');
+  if (event.checkinMethods.length > 0 && !event.checkinMethods.includes(method)) {
+    return denial('method_not_allowed');
   }
-  return null;
+  if (event.capacity !== null && !subject.alreadyIn && subject.admitted >= event.capacity) {
+    return denial('capacity_reached');
+  }
+  return denial(null);
 }
 
 /** The outcome of a recognised subject: denied with the rules' reason, else admitted (with a geofence alert). */
@@ -160,17 +202,25 @@ export function admission(reason: DenialReason | null, geofence: Geofence): Deci
 
 export const isAdmitted = (outcome: Outcome) => outcome === 'success' || outcome === 'geofence_alert';
 
-/** Flags of a fact a device decided: the device's admission stands, the cloud says where it disagrees. */
-export function syncFlags(
-  device: Decision,
-  denial: DenialReason | null,
-  guestAlreadyCheckedIn: boolean,
-): SyncFlag[] {
+const FLAGGED_DENIALS = new Set<DenialReason>([
+  'event_closed',
+  'capacity_reached',
+  'method_not_allowed',
+  'already_checked_in',
+]);
+
+/**
+ * Flags of a fact a device decided: the device's admission stands, the cloud says where it disagrees
+ * (the event's rules, re-checked when the fact arrives, would have refused it), plus the flags any
+ * admission carries (re-entry under `flag`). So `already_checked_in` is a real disagreement: under
+ * `refuse`, two doors admitted the same subject while apart; under `allow` a returning subject is no
+ * flag at all. A device's refusal is never flagged.
+ */
+export function syncFlags(device: Decision, verdict: EventVerdict): SyncFlag[] {
   if (!isAdmitted(device.outcome)) return [];
-  const flags: SyncFlag[] = [];
-  if (denial && denial !== 'not_recognised' && denial !== 'step_up_failed') flags.push(denial);
-  if (guestAlreadyCheckedIn) flags.push('already_checked_in');
-  return flags;
+  const { denial } = verdict;
+  const disagreement = denial && FLAGGED_DENIALS.has(denial) ? [denial as SyncFlag] : [];
+  return [...disagreement, ...verdict.flags.filter((f) => f !== denial)];
 }
 
 const EARTH_RADIUS_M = 6_371_008.8;

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   admission,
-  eventDenial,
+  eventVerdict,
   faceDecision,
   geofenceStatus,
+  REENTRY_DEFAULT,
   retakeReasons,
   syncFlags,
+  type EventRules,
 } from '../src/index.js';
 
 const policy = {
@@ -16,7 +18,11 @@ const policy = {
   livenessThreshold: 0.5,
 };
 const clear = { qualityFactors: { detector: 1, size: 1, sharpness: 0, exposure: 1, pose: 1 } };
-const open = { status: 'open', checkinMethods: [], capacity: null };
+const open: EventRules = { status: 'open', checkinMethods: [], capacity: null };
+const first = { admitted: 0, alreadyIn: false };
+const again = { admitted: 1, alreadyIn: true };
+const eventDenial = (event: EventRules, method: string, subject: typeof first) =>
+  eventVerdict(event, method, subject).denial;
 
 describe('checkin policy', () => {
   it('accepts at or above the accept line, steps up from the refuse line, refuses below it', () => {
@@ -72,7 +78,70 @@ describe('checkin policy', () => {
 
   it('flags a device admission the cloud would have refused, never a device refusal', () => {
     const admitted = { outcome: 'success' as const, reason: null };
-    expect(syncFlags(admitted, 'capacity_reached', true)).toEqual(['capacity_reached', 'already_checked_in']);
-    expect(syncFlags({ outcome: 'denied', reason: 'not_recognised' }, 'event_closed', true)).toEqual([]);
+    expect(
+      syncFlags(admitted, eventVerdict({ ...open, capacity: 1 }, 'qr', { admitted: 1, alreadyIn: false })),
+    ).toEqual(['capacity_reached']);
+    expect(
+      syncFlags(
+        { outcome: 'denied', reason: 'not_recognised' },
+        eventVerdict({ ...open, status: 'closed' }, 'qr', first),
+      ),
+    ).toEqual([]);
+  });
+
+  describe('re-entry', () => {
+    it('allows a returning subject by default, without a flag, and without a second place', () => {
+      expect(REENTRY_DEFAULT).toBe('allow');
+      expect(eventVerdict(open, 'facial', again)).toEqual({ denial: null, flags: [] });
+      expect(eventVerdict({ ...open, capacity: 1 }, 'qr', again)).toEqual({ denial: null, flags: [] });
+      expect(eventVerdict({ ...open, capacity: 1, reentry: 'allow' }, 'manual', again)).toEqual({
+        denial: null,
+        flags: [],
+      });
+    });
+
+    it('refuses a returning subject with already_checked_in under refuse, whatever the door method', () => {
+      for (const method of ['facial', 'qr', 'manual']) {
+        expect(eventDenial({ ...open, reentry: 'refuse' }, method, again)).toBe('already_checked_in');
+        expect(eventDenial({ ...open, reentry: 'refuse' }, method, first)).toBeNull();
+      }
+    });
+
+    it('admits a returning subject with the flag already_checked_in under flag', () => {
+      expect(eventVerdict({ ...open, reentry: 'flag', capacity: 1 }, 'qr', again)).toEqual({
+        denial: null,
+        flags: ['already_checked_in'],
+      });
+      expect(eventVerdict({ ...open, reentry: 'flag' }, 'qr', first)).toEqual({ denial: null, flags: [] });
+    });
+
+    it('checks a guest in once by invitation link, whatever the event allows', () => {
+      for (const reentry of ['allow', 'flag', 'refuse'] as const) {
+        expect(eventDenial({ ...open, reentry }, 'link', again)).toBe('already_checked_in');
+        expect(eventDenial({ ...open, reentry }, 'link', first)).toBeNull();
+      }
+    });
+
+    it('says a closed event first, then re-entry, then the method', () => {
+      const strict = { ...open, reentry: 'refuse' as const, checkinMethods: ['qr'] };
+      expect(eventDenial({ ...strict, status: 'closed' }, 'facial', again)).toBe('event_closed');
+      expect(eventDenial(strict, 'facial', again)).toBe('already_checked_in');
+      expect(eventDenial(strict, 'facial', first)).toBe('method_not_allowed');
+    });
+
+    it('flags a synced re-entry only as a real disagreement: under refuse or flag, never under allow', () => {
+      const admitted = { outcome: 'success' as const, reason: null };
+      const flagsUnder = (reentry: 'allow' | 'flag' | 'refuse') =>
+        syncFlags(admitted, eventVerdict({ ...open, reentry }, 'qr', again));
+      expect(flagsUnder('allow')).toEqual([]);
+      expect(flagsUnder('refuse')).toEqual(['already_checked_in']);
+      expect(flagsUnder('flag')).toEqual(['already_checked_in']);
+      expect(syncFlags(admitted, eventVerdict({ ...open, reentry: 'refuse' }, 'qr', first))).toEqual([]);
+      expect(
+        syncFlags(admitted, eventVerdict({ ...open, reentry: 'flag', status: 'closed' }, 'qr', again)),
+      ).toEqual(['event_closed', 'already_checked_in']);
+      const refusedHere = { outcome: 'denied' as const, reason: 'already_checked_in' as const };
+      expect(syncFlags(refusedHere, eventVerdict({ ...open, reentry: 'refuse' }, 'qr', again))).toEqual([]);
+    });
   });
 });

@@ -72,11 +72,19 @@ export const CheckinOutcome = z.enum(['success', 'denied', 'liveness_failed', 'g
 });
 
 export const DenialReason = z
-  .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed', 'step_up_failed'])
+  .enum([
+    'not_recognised',
+    'capacity_reached',
+    'event_closed',
+    'method_not_allowed',
+    'already_checked_in',
+    'step_up_failed',
+  ])
   .openapi({
     description:
-      'Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and ' +
-      'the second factor given did not belong to the candidate.',
+      'Why a check-in was denied. `already_checked_in`: the guest or person was admitted to the event before ' +
+      'and the event’s `reentry` is `refuse`. `step_up_failed`: the face fell between the refuse and the ' +
+      'accept line and the second factor given did not belong to the candidate.',
   });
 
 /** How an admission was reached beyond the face: null when the face alone decided (or the method is not facial). */

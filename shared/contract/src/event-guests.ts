@@ -3,7 +3,7 @@
 // Public views never carry document number, phone, birth date, e-mail or biometric data.
 import { Id, PageQuery, pageOf, queryNumber, Text, Timestamp } from './common.js';
 import { GeoPoint } from './checkin.js';
-import { CheckinMethod } from './events.js';
+import { CheckinMethod, Reentry } from './events.js';
 import { z } from './zod.js';
 
 /** Trimmed caller text (the shared `Text`: no NUL, no unpaired surrogates). */
@@ -123,6 +123,7 @@ export const CreateEventRequest = z
     capacity: Capacity.optional(),
     checkinMethods: Methods.optional().openapi({ description: 'Default: all four methods.' }),
     geofence: Geofence.nullable().optional(),
+    reentry: Reentry.optional(),
     branding: Branding.optional(),
   })
   .refine(endsAfterStart, endsAfterStartIssue)
@@ -155,14 +156,22 @@ export const UpdateEventRequest = z
 export type UpdateEventRequest = z.infer<typeof UpdateEventRequest>;
 
 export const EventConfigRequest = z
-  .strictObject({ checkinMethods: Methods, capacity: Capacity, geofence: Geofence.nullable() })
+  .strictObject({
+    checkinMethods: Methods,
+    capacity: Capacity,
+    geofence: Geofence.nullable(),
+    reentry: Reentry,
+  })
   .partial()
-  .refine((c) => Object.keys(c).length > 0, 'send at least one of checkinMethods, capacity, geofence')
+  .refine(
+    (c) => Object.keys(c).length > 0,
+    'send at least one of checkinMethods, capacity, geofence, reentry',
+  )
   .openapi('EventConfigRequest', {
     description:
       'Check-in rules, one field at least; they apply to the next check-in. Null capacity or geofence removes it.',
     minProperties: 1,
-    example: { checkinMethods: ['facial', 'link'], capacity: 800 },
+    example: { checkinMethods: ['facial', 'link'], capacity: 800, reentry: 'refuse' },
   });
 export type EventConfigRequest = z.infer<typeof EventConfigRequest>;
 
@@ -190,6 +199,7 @@ export const Event = z
       .nullable(),
     capacity: z.number().int().nullable(),
     checkinMethods: z.array(CheckinMethod),
+    reentry: Reentry,
     geofence: z
       .object({
         center: GeoPoint,

@@ -1,3 +1,4 @@
+import { REENTRY_DEFAULT, REENTRY_RULES } from '@portico/checkin-policy';
 import { z } from './zod.js';
 import { Timestamp } from './common.js';
 import { Environment, StepUpFactor } from './tenants.js';
@@ -23,6 +24,21 @@ export const EventName = z.enum([...WEBHOOK_EVENTS, ...BUS_ONLY_EVENTS]);
 export type EventName = z.infer<typeof EventName>;
 
 export const CheckinMethod = z.enum(['facial', 'qr', 'link', 'manual']);
+/** An event's re-entry rule (decided by @portico/checkin-policy, in the cloud and on kiosks alike). */
+export const Reentry = z.enum(REENTRY_RULES).openapi('Reentry', {
+  description:
+    'What a second admission of the same guest or person at this event gets, whatever the door method ' +
+    '(face, QR code, staff by hand, and the same decided on a kiosk and synced): `refuse` denied with reason ' +
+    '`already_checked_in`; `allow` admitted, counted once against the capacity, no flag; `flag` admitted, ' +
+    'counted once, and flagged `already_checked_in` (webhook and bus `data.flags`, the check-in list). ' +
+    `Default \`${REENTRY_DEFAULT}\`, what a face check-in always did. An invitation link checks a guest in ` +
+    'once whatever this says (a later visit answers `already_checked_in` and records nothing). Kiosks apply ' +
+    'the same rule offline (their replica carries it), so a synced check-in flagged `already_checked_in` is ' +
+    'a real disagreement: under `refuse`, two kiosks admitted the guest while apart.',
+  example: 'allow',
+});
+export type Reentry = z.infer<typeof Reentry>;
+
 export const GeofenceStatus = z.enum(['ok', 'outside', 'unknown', 'not_applicable']).openapi({
   description:
     '`ok` inside the event radius; `outside` beyond it (check-in approved with `checkin.geofence_alert`); ' +
@@ -52,15 +68,35 @@ export const CheckinEventData = z
           'second factor (admitted, or denied with `step_up_failed`); null when the face alone decided or the ' +
           'method is not facial.',
       }),
-    offline: z
-      .boolean()
-      .optional()
-      .openapi({ description: 'True when an edge device decided it offline and uploaded it later.' }),
-    recordedAt: z.string().optional().openapi({ description: 'Offline check-ins: when the device decided.' }),
     flags: z
       .array(z.string())
       .optional()
-      .openapi({ description: 'Offline check-ins: where the cloud disagrees (see `SyncFlag`).' }),
+      .openapi({
+        description:
+          'Where the cloud disagrees with a synced check-in, or what an admission is flagged for (see ' +
+          '`SyncFlag`). Always present on synced check-ins; on others only when not empty: ' +
+          '`["already_checked_in"]` for a returning guest admitted at an event whose `reentry` is `flag`.',
+      }),
+    source: z.literal('sync').optional().openapi({
+      description: 'Present on check-ins an edge device decided and uploaded (`POST /v1/sync/batch`).',
+    }),
+    offline: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Synced check-ins: true only when the device decided it while the cloud was unreachable; false when ' +
+          'it decided with the cloud up (it decides every check-in itself and uploads it within seconds). An ' +
+          'agent that does not say (no `decidedOffline` in its sync item) counts as offline.',
+      }),
+    late_upload: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Synced check-ins: received more than a minute after the device decided.' }),
+    recordedAt: z
+      .string()
+      .optional()
+      .openapi({ description: 'Synced check-ins: when the device decided (its clock).' }),
   })
   .openapi('CheckinEventData');
 

@@ -4,7 +4,7 @@
 import { CheckinOutcome, DenialReason } from './checkin.js';
 import { Id, queryNumber, Text, Timestamp } from './common.js';
 import { EventStatus } from './event-guests.js';
-import { CheckinMethod } from './events.js';
+import { CheckinMethod, Reentry } from './events.js';
 import { StepUpFactor } from './tenants.js';
 import { z } from './zod.js';
 
@@ -170,7 +170,9 @@ export const SyncFlag = z.enum(SYNC_FLAGS).openapi({
   description:
     'Why the cloud, re-checking the fact when it arrived, would have decided otherwise: `event_closed` the ' +
     'event was closed or cancelled, `capacity_reached` the event was full, `method_not_allowed` the event ' +
-    'does not take this method, `already_checked_in` the guest had already been checked in (e.g. by another kiosk).',
+    'does not take this method, `already_checked_in` the guest or person had already been admitted and the ' +
+    'event’s `reentry` is `refuse` (e.g. two kiosks admitted them while apart) or `flag` (every return is ' +
+    'flagged). Under `allow` a return is no flag.',
 });
 
 /**
@@ -206,6 +208,14 @@ export const SyncItem = z
         `keeps an item that long), or more than ${SYNC_EVENT_EARLY_HOURS} hours before its event’s \`startsAt\`: ` +
         'these say the device clock is wrong, so the fact cannot be dated.',
     }),
+    decidedOffline: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'Whether the device decided while the cloud was unreachable (it decides every check-in itself, online ' +
+          'or not). Becomes `offline` in the check-in’s webhook and bus data. Absent (an older agent): offline.',
+      }),
     stepUpFactor: StepUpFactor.optional().openapi({
       description:
         'A face between the replica’s refuse and accept lines settled by this second factor at the device ' +
@@ -338,6 +348,11 @@ export const Replica = z
       status: z.string(),
       checkinMethods: z.array(z.string()),
       capacity: z.number().int().nullable(),
+      reentry: Reentry.optional().openapi({
+        description:
+          'The event’s re-entry rule; the device applies it as the cloud does. Always sent; a cloud older than ' +
+          'the rule sends none, which a device reads as `allow`.',
+      }),
       geofence: z.object({ lat: z.number(), lng: z.number(), radiusM: z.number() }).nullable(),
     }),
     policy: z.object({

@@ -12,8 +12,8 @@ import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
-import { admission, isAdmitted, syncFlags } from '@portico/checkin-policy';
-import { denialReason, geofenceStatus, type EventRow } from './rules.js';
+import { admission, isAdmitted, syncFlags, type Reentry } from '@portico/checkin-policy';
+import { eventRules, geofenceStatus, type EventRow } from './rules.js';
 
 interface Decision {
   outcome: CheckinResult['outcome'];
@@ -36,8 +36,12 @@ export interface CheckinAttempt {
   event: EventRow | null;
   /**
    * The guest of `event` a link check-in is for (a recognised person is matched to their guest row
-   * otherwise). `once`: a guest already checked in is refused with 409 `already_checked_in`, nothing
-   * recorded, decided under the event's lock so concurrent visits record one check-in.
+   * otherwise). `once`: a re-entry refused (`already_checked_in`) is answered 409 `already_checked_in`
+   * and nothing is recorded, decided under the event's lock so concurrent visits record one check-in.
+   * The invitation link sets it: the shared policy makes a link follow `refuse` whatever the event's
+   * `reentry` (`reentryRule`: a link visit is the guest's "I am here", opened again by mail scanners and
+   * by the guest, not a second passage through a door), and its repeat visits leave no trace. A
+   * re-entry refused at a door (face, QR, manual) is a recorded denial like any other.
    */
   guest?: { id: string; once: boolean };
   deviceId?: string | undefined;
@@ -55,12 +59,19 @@ export interface CheckinAttempt {
   /**
    * A decision an edge device made earlier (POST /v1/sync/batch): recorded under the device's id and
    * time with the device's outcome. The event's rules are re-checked only to flag where the cloud
-   * disagrees (a late fact is kept, not refused).
+   * disagrees (a late fact is kept, not refused). `decidedOffline`: the device decided while the cloud
+   * was unreachable.
    */
-  synced?: { checkInId: string; recordedAt: Date; deviceId: string; decision: Decision };
+  synced?: {
+    checkInId: string;
+    recordedAt: Date;
+    deviceId: string;
+    decision: Decision;
+    decidedOffline: boolean;
+  };
 }
 
-/** A recorded check-in; `flags` only for synced ones (SyncFlag). */
+/** A recorded check-in; `flags` (SyncFlag) only in the answer to a synced one. */
 export type RecordedCheckin = CheckinResult & { flags?: string[]; receivedAt?: string };
 
 const EVENT_FIELDS = {
@@ -68,6 +79,7 @@ const EVENT_FIELDS = {
   status: true,
   checkinMethods: true,
   capacity: true,
+  reentry: true,
   geofenceLat: true,
   geofenceLng: true,
   geofenceRadiusM: true,
@@ -85,7 +97,7 @@ export async function loadEvent(
     select: EVENT_FIELDS,
   });
   if (!event) throw notFound('Event');
-  return event;
+  return { ...event, reentry: event.reentry as Reentry };
 }
 
 export async function recordCheckin(
@@ -142,7 +154,8 @@ export async function recordCheckin(
         requestId: attempt.requestId ?? null,
         ip: attempt.ip ?? null,
         also: attempt.alsoInsert?.(checkInId) ?? [],
-        ...(synced && { synced: { deviceId: synced.deviceId, flags } }),
+        flags,
+        ...(synced && { synced: { deviceId: synced.deviceId, decidedOffline: synced.decidedOffline } }),
       }),
     );
   const admitted = (reason: Decision['reason']): Decision => admission(reason, geofence);
@@ -155,15 +168,21 @@ export async function recordCheckin(
     result = await prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
       const guest = await guestAt(tx, event.id, attempt.guest?.id ?? null, facts.personId);
-      if (guest?.checked_in_at && attempt.guest?.once) {
+      facts.guestId = guest?.id ?? null;
+      const verdict = await eventRules(
+        tx,
+        event,
+        { ...facts, checkedIn: Boolean(guest?.checked_in_at) },
+        attempt.method,
+      );
+      if (attempt.guest?.once && verdict.denial === 'already_checked_in') {
         throw new AppError(409, 'already_checked_in', 'This guest is already checked in', {
-          extra: { checkedInAt: guest.checked_in_at.toISOString() },
+          extra: { checkedInAt: (guest?.checked_in_at ?? occurredAt).toISOString() },
         });
       }
-      facts.guestId = guest?.id ?? null;
-      const denial = await denialReason(tx, event, facts, attempt.method);
-      const decision = synced ? synced.decision : admitted(denial);
-      if (synced) flags.push(...syncFlags(decision, denial, Boolean(guest?.checked_in_at)));
+      const decision = synced ? synced.decision : admitted(verdict.denial);
+      if (synced) flags.push(...syncFlags(decision, verdict));
+      else if (isAdmitted(decision.outcome)) flags.push(...verdict.flags);
       await tx.$executeRaw(write(decision));
       if (guest && !guest.checked_in_at && isAdmitted(decision.outcome)) {
         await tx.$executeRaw`
@@ -234,8 +253,10 @@ export interface CheckinRows {
   ip: string | null;
   /** Rows written with it (e.g. its stored frame). */
   also?: Prisma.Sql[];
-  /** A fact an edge device uploaded: its device and the flags the cloud set. */
-  synced?: { deviceId: string; flags: readonly string[] };
+  /** What the cloud flags (SyncFlag): where it disagrees with a synced fact, or a re-entry under `flag`. */
+  flags: readonly string[];
+  /** A fact an edge device uploaded: its device, and whether it decided with the cloud unreachable. */
+  synced?: { deviceId: string; decidedOffline: boolean };
 }
 
 /**
@@ -243,7 +264,8 @@ export interface CheckinRows {
  * as one statement (`oneStatement`), alone or with other check-ins' rows.
  */
 export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
-  const { facts, synced } = c;
+  const { facts, synced, flags } = c;
+  const lateUpload = c.receivedAt.getTime() - c.occurredAt.getTime() > LATE_AFTER_MS;
   return [
     insertRow('check_ins', {
       id: c.checkInId,
@@ -262,12 +284,8 @@ export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
       longitude: c.location?.lng ?? null,
       occurred_at: c.occurredAt,
       received_at: c.receivedAt,
-      ...(synced && {
-        device_id: synced.deviceId,
-        source: 'sync',
-        late_upload: c.receivedAt.getTime() - c.occurredAt.getTime() > LATE_AFTER_MS,
-        conflict: synced.flags.length > 0 ? synced.flags.join(',') : null,
-      }),
+      conflict: flags.length > 0 ? flags.join(',') : null,
+      ...(synced && { device_id: synced.deviceId, source: 'sync', late_upload: lateUpload }),
     }),
     ...(c.also ?? []),
     auditInsert({
@@ -289,7 +307,15 @@ export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
           ...facts,
           method: c.method,
           deviceId: c.deviceLabel,
-          ...(synced && { offline: true, recordedAt: c.occurredAt.toISOString(), flags: [...synced.flags] }),
+          // Flags whenever there are any, and always on a synced check-in, with where it came from, whether
+          // the device was cut off from the cloud when it decided, whether it arrived late, and when.
+          ...(synced || flags.length > 0 ? { flags: [...flags] } : {}),
+          ...(synced && {
+            source: 'sync',
+            offline: synced.decidedOffline,
+            late_upload: lateUpload,
+            recordedAt: c.occurredAt.toISOString(),
+          }),
         },
         at: c.occurredAt,
       },

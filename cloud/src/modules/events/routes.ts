@@ -54,7 +54,7 @@ export function eventRoutes(deps: AppDeps) {
       description:
         `${WHO}The event starts as \`draft\` with a fresh public token. Without \`checkinMethods\` it admits ` +
         'all four methods; without `geofence` no location check applies; a geofence without a radius uses ' +
-        "the tenant's `geofenceRadiusMetros`.",
+        "the tenant's `geofenceRadiusMetros`; without `reentry` a returning guest is admitted again (`allow`).",
       tag: TAG,
       auth: AUTH,
       scope: 'events:write',
@@ -104,10 +104,11 @@ export function eventRoutes(deps: AppDeps) {
       method: 'patch',
       path: '/v1/events/{id}/config',
       operationId: 'configureEvent',
-      summary: 'Configure check-in methods, capacity and geofence',
+      summary: 'Configure check-in methods, capacity, geofence and re-entry',
       description:
-        `${WHO}Changed under the event's lock: the next check-in applies the new rules. Lowering the ` +
-        'capacity below the admissions already made refuses further check-ins, it undoes none.',
+        `${WHO}Changed under the event's lock: the next check-in applies the new rules (kiosks at their next ` +
+        'replica refresh). Lowering the capacity below the admissions already made refuses further check-ins, ' +
+        'it undoes none; `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).',
       tag: TAG,
       auth: AUTH,
       scope: 'events:write',

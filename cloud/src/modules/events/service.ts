@@ -13,6 +13,7 @@ import {
   type Venue,
   type z,
 } from '@portico/contract';
+import { REENTRY_DEFAULT } from '@portico/checkin-policy';
 import type { Event, Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, invalidFields, notFound } from '../../http/errors.js';
@@ -80,6 +81,7 @@ export function toEventWire(e: Event, tenantRadiusM: number): EventWire {
       : null,
     capacity: e.capacity,
     checkinMethods: e.checkinMethods as EventWire['checkinMethods'],
+    reentry: e.reentry as EventWire['reentry'],
     geofence:
       e.geofenceLat !== null && e.geofenceLng !== null
         ? {
@@ -213,6 +215,7 @@ export function createEventService(deps: Deps) {
             publicToken: randomToken('ev_', 24),
             checkinMethods: input.checkinMethods ?? ALL_METHODS,
             capacity: input.capacity ?? null,
+            reentry: input.reentry ?? REENTRY_DEFAULT,
             ...geofenceColumns(input.geofence ?? null),
             branding: (input.branding ?? {}) as Prisma.InputJsonObject,
             createdAt: now,
@@ -258,6 +261,7 @@ export function createEventService(deps: Deps) {
           ...(config.checkinMethods !== undefined ? { checkinMethods: config.checkinMethods } : {}),
           ...(config.capacity !== undefined ? { capacity: config.capacity } : {}),
           ...(config.geofence !== undefined ? geofenceColumns(config.geofence) : {}),
+          ...(config.reentry !== undefined ? { reentry: config.reentry } : {}),
         },
       }));
     },

@@ -19,7 +19,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { isUniqueViolation, newId } from '../../infra/db/index.js';
 import { hashToken } from '../../infra/crypto.js';
-import { eventDenial, isAdmitted, syncFlags, type SyncFlag } from '@portico/checkin-policy';
+import { eventVerdict, isAdmitted, syncFlags, type SyncFlag } from '@portico/checkin-policy';
 import { checkinInserts, loadEvent, recordCheckin } from '../checkin/record.js';
 import { geofenceStatus } from '../checkin/rules.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
@@ -244,6 +244,7 @@ export function createSyncService(
           recordedAt,
           deviceId: actor.deviceId,
           decision: { outcome, reason: outcome === 'denied' ? (reason ?? 'not_recognised') : null },
+          decidedOffline: item.decidedOffline ?? true,
         },
       });
       return {
@@ -362,9 +363,9 @@ export function createSyncService(
   }
 
   /**
-   * One event's new items in one transaction under the event's lock: the event rules re-checked for
-   * each in order with the shared policy (as `recordCheckin` does one at a time), flags set, rows
-   * written in chunks, admitted guests marked checked in at their recorded time.
+   * One event's new items in one transaction under the event's lock: the event rules (re-entry
+   * included) re-checked for each in order with the shared policy (as `recordCheckin` does one at a
+   * time), flags set, rows written in chunks, admitted guests marked checked in at their recorded time.
    */
   async function recordGroup(
     actor: ActorOf<'device'>,
@@ -384,7 +385,9 @@ export function createSyncService(
       if (eventId) {
         await tx.$queryRaw`SELECT id FROM events WHERE id = ${eventId} FOR UPDATE`;
         event = await loadEvent({ prisma: tx as never }, actor.tenantId, eventId);
-        if (event!.capacity !== null) {
+        // Who is in already: counted for the capacity, and known for re-entry (under `allow` a return
+        // changes nothing, so without a capacity nobody needs counting).
+        if (event!.capacity !== null || event!.reentry !== 'allow') {
           const admitted = await tx.$queryRaw<{ person_id: string | null; guest_id: string | null }[]>`
             SELECT DISTINCT person_id, guest_id FROM check_ins
              WHERE event_id = ${eventId} AND outcome IN ('success', 'geofence_alert')
@@ -418,9 +421,10 @@ export function createSyncService(
         let flags: SyncFlag[] = [];
         if (event && isAdmitted(decision.outcome)) {
           const alreadyIn =
-            (personId !== null && inPersons.has(personId)) || (guestId !== null && inGuests.has(guestId));
-          const denial = eventDenial(event, item.method, { admitted: inSubjects.size, alreadyIn });
-          flags = syncFlags(decision, denial, guestId !== null && guestCheckedIn.get(guestId) === true);
+            (personId !== null && inPersons.has(personId)) ||
+            (guestId !== null && (inGuests.has(guestId) || guestCheckedIn.get(guestId) === true));
+          const verdict = eventVerdict(event, item.method, { admitted: inSubjects.size, alreadyIn });
+          flags = syncFlags(decision, verdict);
           if (personId || guestId) {
             if (personId) inPersons.add(personId);
             if (guestId) inGuests.add(guestId);
@@ -456,7 +460,8 @@ export function createSyncService(
             deviceLabel: actor.deviceId,
             requestId: meta.requestId,
             ip: meta.ip,
-            synced: { deviceId: actor.deviceId, flags },
+            flags,
+            synced: { deviceId: actor.deviceId, decidedOffline: item.decidedOffline ?? true },
           }),
           ...(frame ? [imageRow(actor.tenantId, item, frame)] : []),
         ]);
@@ -658,6 +663,7 @@ export function createSyncService(
           status: event.status,
           checkinMethods: event.checkinMethods,
           capacity: event.capacity,
+          reentry: event.reentry as Replica['event']['reentry'],
           geofence:
             event.geofenceLat !== null && event.geofenceLng !== null
               ? {

@@ -828,7 +828,7 @@ export interface paths {
     put?: never;
     /**
      * Create an event
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. The event starts as `draft` with a fresh public token. Without `checkinMethods` it admits all four methods; without `geofence` no location check applies; a geofence without a radius uses the tenant's `geofenceRadiusMetros`.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. The event starts as `draft` with a fresh public token. Without `checkinMethods` it admits all four methods; without `geofence` no location check applies; a geofence without a radius uses the tenant's `geofenceRadiusMetros`; without `reentry` a returning guest is admitted again (`allow`).
      */
     post: operations['createEvent'];
     delete?: never;
@@ -879,8 +879,8 @@ export interface paths {
     options?: never;
     head?: never;
     /**
-     * Configure check-in methods, capacity and geofence
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Changed under the event's lock: the next check-in applies the new rules. Lowering the capacity below the admissions already made refuses further check-ins, it undoes none.
+     * Configure check-in methods, capacity, geofence and re-entry
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Changed under the event's lock: the next check-in applies the new rules (kiosks at their next replica refresh). Lowering the capacity below the admissions already made refuses further check-ins, it undoes none; `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).
      */
     patch: operations['configureEvent'];
     trace?: never;
@@ -2831,7 +2831,7 @@ export interface components {
        */
       outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
       /**
-       * @description Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
+       * @description Why a check-in was denied. `already_checked_in`: the guest or person was admitted to the event before and the event’s `reentry` is `refuse`. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
        * @enum {string|null}
        */
       reason:
@@ -2839,6 +2839,7 @@ export interface components {
         | 'capacity_reached'
         | 'event_closed'
         | 'method_not_allowed'
+        | 'already_checked_in'
         | 'step_up_failed'
         | null;
       /** @enum {string} */
@@ -3033,6 +3034,7 @@ export interface components {
       } | null;
       capacity: number | null;
       checkinMethods: ('facial' | 'qr' | 'link' | 'manual')[];
+      reentry: components['schemas']['Reentry'];
       geofence: {
         center: components['schemas']['GeoPoint'];
         radiusMetres: number | null;
@@ -3059,6 +3061,12 @@ export interface components {
        */
       updatedAt: string;
     };
+    /**
+     * @description What a second admission of the same guest or person at this event gets, whatever the door method (face, QR code, staff by hand, and the same decided on a kiosk and synced): `refuse` denied with reason `already_checked_in`; `allow` admitted, counted once against the capacity, no flag; `flag` admitted, counted once, and flagged `already_checked_in` (webhook and bus `data.flags`, the check-in list). Default `allow`, what a face check-in always did. An invitation link checks a guest in once whatever this says (a later visit answers `already_checked_in` and records nothing). Kiosks apply the same rule offline (their replica carries it), so a synced check-in flagged `already_checked_in` is a real disagreement: under `refuse`, two kiosks admitted the guest while apart.
+     * @example allow
+     * @enum {string}
+     */
+    Reentry: 'refuse' | 'allow' | 'flag';
     /**
      * @description What kiosks and invitation pages show.
      * @example {
@@ -3150,6 +3158,7 @@ export interface components {
        */
       checkinMethods?: ('facial' | 'qr' | 'link' | 'manual')[];
       geofence?: components['schemas']['Geofence'];
+      reentry?: components['schemas']['Reentry'];
       branding?: components['schemas']['Branding'];
     };
     /**
@@ -3206,7 +3215,8 @@ export interface components {
      *         "facial",
      *         "link"
      *       ],
-     *       "capacity": 800
+     *       "capacity": 800,
+     *       "reentry": "refuse"
      *     }
      */
     EventConfigRequest: {
@@ -3222,6 +3232,7 @@ export interface components {
       /** @description Most admitted people (distinct persons or guests) and most confirmed guests; null: unlimited. */
       capacity?: number | null;
       geofence?: components['schemas']['Geofence'];
+      reentry?: components['schemas']['Reentry'];
     };
     /**
      * @example {
@@ -3710,7 +3721,7 @@ export interface components {
        */
       outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
       /**
-       * @description Why a check-in was denied. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
+       * @description Why a check-in was denied. `already_checked_in`: the guest or person was admitted to the event before and the event’s `reentry` is `refuse`. `step_up_failed`: the face fell between the refuse and the accept line and the second factor given did not belong to the candidate.
        * @default null
        * @enum {string|null}
        */
@@ -3719,6 +3730,7 @@ export interface components {
         | 'capacity_reached'
         | 'event_closed'
         | 'method_not_allowed'
+        | 'already_checked_in'
         | 'step_up_failed'
         | null;
       /**
@@ -3727,6 +3739,8 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       recordedAt: string;
+      /** @description Whether the device decided while the cloud was unreachable (it decides every check-in itself, online or not). Becomes `offline` in the check-in’s webhook and bus data. Absent (an older agent): offline. */
+      decidedOffline?: boolean;
       stepUpFactor?: components['schemas']['StepUpFactor'] & unknown;
       score?: number | null;
       livenessScore?: number | null;
@@ -3746,6 +3760,7 @@ export interface components {
         status: string;
         checkinMethods: string[];
         capacity: number | null;
+        reentry?: components['schemas']['Reentry'] & unknown;
         geofence: {
           lat: number;
           lng: number;
@@ -4489,6 +4504,7 @@ export type SchemaQrCheckinResult = components['schemas']['QrCheckinResult'];
 export type SchemaManualCheckinRequest = components['schemas']['ManualCheckinRequest'];
 export type SchemaEventList = components['schemas']['EventList'];
 export type SchemaEvent = components['schemas']['Event'];
+export type SchemaReentry = components['schemas']['Reentry'];
 export type SchemaBranding = components['schemas']['Branding'];
 export type SchemaCreateEventRequest = components['schemas']['CreateEventRequest'];
 export type SchemaVenue = components['schemas']['Venue'];

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "events" ADD COLUMN     "reentry" TEXT NOT NULL DEFAULT 'allow';
