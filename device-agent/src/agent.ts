@@ -5,24 +5,11 @@ import type { FaceEngine } from '@portico/face-engine';
 import { createApi } from './api.js';
 import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js';
 import type { AgentConfig } from './config.js';
-import { openDeviceState, type DeviceStateFile } from './device-state.js';
 import { createDoor } from './door.js';
 import { createGuide } from './guide.js';
-import { createQueue } from './queue.js';
-import { createReplica } from './replica.js';
-import {
-  checkKey,
-  StartError,
-  dataKeyOf,
-  isWrongKey,
-  privateDir,
-  writeKeyCheck,
-  wrongKeyMessage,
-} from './data-dir.js';
+import { openData } from './open-data.js';
 import { createStaff } from './staff.js';
-import { openStore } from './store.js';
 import { createSync } from './sync.js';
-import { openTemplateStore } from './templates.js';
 
 export interface Agent {
   url: string;
@@ -43,36 +30,7 @@ export async function startAgent(
   const now = options.now ?? Date.now;
   const changes = new EventEmitter();
   const changed = () => changes.emit('change');
-  privateDir(config.dataDir);
-  const { sealer, source } = dataKeyOf(config.dataDir, config.dataKey);
-  const wrongKey = () => new StartError(wrongKeyMessage(config.dataDir, source));
-  const keyCheck = checkKey(config.dataDir, sealer);
-  if (keyCheck === 'wrong') throw wrongKey();
-  let device: DeviceStateFile;
-  try {
-    device = openDeviceState(config.dataDir, sealer);
-  } catch (error) {
-    throw isWrongKey(error) ? wrongKey() : error;
-  }
-  const link = config.link ?? device.get().credentials;
-  if (!link) {
-    throw new StartError(
-      `this device is not paired: run \`pnpm agent pair --cloud <URL> --code XXXX-XXXX\` with the code the ` +
-        'console shows (Devices, Add a door), or set PORTICO_CLOUD_URL, INTERNAL_SECRET and DEVICE_TOKEN',
-    );
-  }
-  const db = await openStore(config.dataDir, sealer);
-  const replica = createReplica(db, openTemplateStore(config.dataDir, sealer), sealer);
-  const queue = createQueue(db, sealer);
-  try {
-    await replica.load(config.eventTokens ?? device.get().eventTokens ?? []);
-    // A folder from before the key-check record: its oldest queued item shows whether the key opens it.
-    if (keyCheck === 'absent') await queue.oldest(1);
-  } catch (error) {
-    await db.close();
-    throw isWrongKey(error) ? wrongKey() : error;
-  }
-  if (keyCheck === 'absent') writeKeyCheck(config.dataDir, sealer);
+  const { link, device, db, replica, queue, release } = await openData(config);
   const face = (await options.face) ?? null;
   const sync = createSync({ config, link, queue, replica, device, now, onChange: changed });
   const door = createDoor({
@@ -134,6 +92,7 @@ export async function startAgent(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await face?.close();
       await db.close();
+      release();
     },
   };
 }

@@ -4,11 +4,14 @@
 // the key tells at start whether the key opens the data, before anything is read or written; a key
 // that does not stops the agent with a StartError, nothing changed or deleted.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSealer, type Sealer } from './sealed.js';
 
 export const KEY_FILE = 'data.key';
+/** The key a rotation re-seals the folder under, until it is done (rotate-key.ts). */
+export const NEXT_KEY_FILE = 'data.key.next';
+const LOCK_FILE = 'agent.pid';
 const CHECK_FILE = 'key-check';
 const CHECK_CONTEXT = 'agent-key-check';
 const CHECK_PLAIN = Buffer.from('portico agent data');
@@ -102,4 +105,46 @@ export function writeKeyCheck(dir: string, sealer: Sealer): void {
 /** AES-GCM's refusal of a record sealed under another key (or altered). */
 export function isWrongKey(error: unknown): boolean {
   return error instanceof Error && /unable to authenticate data/.test(error.message);
+}
+
+/**
+ * Takes the folder for this process (`agent.pid`): one agent, or one rotation, at a time. A lock whose
+ * process is gone (a crash, a SIGKILL) is taken over. Returns the release.
+ */
+export function lockDir(dir: string, what: string): () => void {
+  const file = path.join(dir, LOCK_FILE);
+  for (;;) {
+    try {
+      writeFileSync(file, String(process.pid), { mode: 0o600, flag: 'wx' });
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const pid = Number(readFileSync(file, 'utf8'));
+    if (Number.isInteger(pid) && pid > 0 && alive(pid)) {
+      throw new StartError(
+        `${dir} is in use by process ${pid} (an agent or a key rotation): stop it before ${what}`,
+      );
+    }
+    rmSync(file, { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A rotation cut short leaves its key behind: the agent does not start on a half re-sealed folder. */
+export function unfinishedRotation(dir: string): StartError | null {
+  return existsSync(path.join(dir, NEXT_KEY_FILE))
+    ? new StartError(
+        `a key rotation of ${dir} was interrupted: run \`pnpm agent rotate-key\` again to finish it ` +
+          '(with the same AGENT_DATA_KEY, if it was set)',
+      )
+    : null;
 }

@@ -26,6 +26,11 @@ export interface DeviceState {
   eventTokens?: string[];
 }
 
+/** Writes the whole state (sealed under `sealer`), whatever the file held. */
+export function writeDeviceState(dir: string, sealer: Sealer, state: DeviceState): void {
+  writePrivateFile(path.join(dir, FILE), sealer.sealBytes(Buffer.from(JSON.stringify(state)), CONTEXT));
+}
+
 export function openDeviceState(dir: string, sealer: Sealer) {
   const file = path.join(dir, FILE);
   let state: DeviceState = existsSync(file)
@@ -36,7 +41,7 @@ export function openDeviceState(dir: string, sealer: Sealer) {
     /** Merges `change` into the state and writes it. */
     update(change: Partial<DeviceState>) {
       state = { ...state, ...change };
-      writePrivateFile(file, sealer.sealBytes(Buffer.from(JSON.stringify(state)), CONTEXT));
+      writeDeviceState(dir, sealer, state);
     },
   };
 }

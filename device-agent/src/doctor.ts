@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { AgentConfig } from './config.js';
 import { checkKey, dataKeyOf, KEY_FILE, type DataKey } from './data-dir.js';
 import { openDeviceState, type DeviceState } from './device-state.js';
+import { QUEUE_CONTEXT } from './queue.js';
 
 interface Finding {
   what: string;
@@ -86,7 +87,7 @@ export function doctor(config: Pick<AgentConfig, 'dataDir' | 'dataKey' | 'link' 
   if (key) {
     for (const doc of queued) {
       try {
-        key.sealer.open(doc.item, `agent-queue:${doc.id}`);
+        key.sealer.open(doc.item, `${QUEUE_CONTEXT}:${doc.id}`);
       } catch {
         unreadable++;
       }

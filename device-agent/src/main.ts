@@ -2,6 +2,7 @@
 //   (none)   run the agent from the environment and the data folder
 //   pair     --cloud URL --code XXXX-XXXX: exchange the console's code for this device's credentials
 //   doctor   say what state the data folder is in (changes nothing; may run while the agent does)
+//   rotate-key  re-seal the data folder under a new key (the agent stopped)
 import { parseArgs } from 'node:util';
 import { createFaceEngine } from '@portico/face-engine';
 import { startAgent } from './agent.js';
@@ -9,6 +10,7 @@ import { loadAgentConfig } from './config.js';
 import { StartError } from './data-dir.js';
 import { doctor } from './doctor.js';
 import { pair } from './pair.js';
+import { rotateKey } from './rotate-key.js';
 
 // Everything the agent writes is its user's alone (the folder is 0700 too: data-dir.ts).
 process.umask(0o077);
@@ -66,12 +68,22 @@ else if (command === 'pair') {
       `${paired.events.length ? paired.events.join(', ') : 'none yet (assign them in the console)'}. ` +
       'Start the agent with `pnpm agent`.',
   );
+} else if (command === 'rotate-key') {
+  const rotated = await rotateKey(loadAgentConfig()).catch(refuse);
+  console.log(
+    `Re-sealed ${rotated.records} record(s) under a new key. ` +
+      (rotated.newKey
+        ? `Set AGENT_DATA_KEY=${rotated.newKey} from now on (the old key no longer opens the data).`
+        : 'The new key is in data.key in the data folder.'),
+  );
 } else if (command === 'doctor') {
   const report = doctor(loadAgentConfig());
   const width = Math.max(...report.findings.map((f) => f.what.length));
   for (const f of report.findings) console.log(`${f.ok ? 'ok ' : 'NO '} ${f.what.padEnd(width)}  ${f.said}`);
   process.exit(report.ok ? 0 : 1);
 } else {
-  console.error(`unknown command "${command}": pnpm agent [pair --cloud URL --code XXXX-XXXX | doctor]`);
+  console.error(
+    `unknown command "${command}": pnpm agent [pair --cloud URL --code XXXX-XXXX | doctor | rotate-key]`,
+  );
   process.exit(64);
 }

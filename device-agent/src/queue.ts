@@ -5,7 +5,8 @@ import type { Sealer } from './sealed.js';
 import { purgeRemoved, type AgentDatabase } from './store.js';
 import type { QueuedItem } from './sync-item.js';
 
-const CONTEXT = 'agent-queue';
+/** What a queued item's seal is bound to, with its client id. */
+export const QUEUE_CONTEXT = 'agent-queue';
 
 export function createQueue(db: AgentDatabase, sealer: Sealer) {
   // Counted once before the first change, then kept here: the queue is this module's alone, and the
@@ -17,7 +18,7 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
   };
   return {
     async add(item: QueuedItem, at: number) {
-      const sealed = sealer.seal(Buffer.from(JSON.stringify(item)), `${CONTEXT}:${item.clientId}`);
+      const sealed = sealer.seal(Buffer.from(JSON.stringify(item)), `${QUEUE_CONTEXT}:${item.clientId}`);
       await counted();
       await db.queue.insert({ id: item.clientId, item: sealed, createdAt: at });
       changed(1);
@@ -27,7 +28,7 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
     async oldest(n: number): Promise<QueuedItem[]> {
       const docs = await db.queue.find({ sort: [{ createdAt: 'asc' }], limit: n }).exec();
       return docs.map(
-        (d) => JSON.parse(sealer.open(d.item, `${CONTEXT}:${d.id}`).toString('utf8')) as QueuedItem,
+        (d) => JSON.parse(sealer.open(d.item, `${QUEUE_CONTEXT}:${d.id}`).toString('utf8')) as QueuedItem,
       );
     },
 
