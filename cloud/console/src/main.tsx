@@ -8,6 +8,7 @@ import { Today } from './pages/today.js';
 import { Checkins } from './pages/checkins.js';
 import { Persons } from './pages/persons.js';
 import { Events } from './pages/events.js';
+import { Devices } from './pages/devices.js';
 import { Integrations } from './pages/integrations.js';
 import { Settings } from './pages/settings.js';
 import { AuditLog } from './pages/audit.js';
@@ -25,6 +26,7 @@ const PAGES: PageDef[] = [
   { path: 'checkins', label: 'navCheckins', Page: Checkins },
   { path: 'persons', label: 'navPersons', Page: Persons },
   { path: 'events', label: 'navEvents', Page: Events },
+  { path: 'devices', label: 'navDevices', Page: Devices, managers: true },
   { path: 'integrations', label: 'navIntegrations', Page: Integrations, managers: true },
   { path: 'settings', label: 'navSettings', Page: Settings, managers: true },
   { path: 'audit', label: 'navAudit', Page: AuditLog, managers: true },

@@ -125,10 +125,18 @@ export function Notice({ message }: { message: string | null | undefined }) {
   ) : null;
 }
 
-/** A table in its scrolling wrapper: `head` the column titles, the children its rows. */
-export function Table(props: { id: string; head: readonly string[]; children: ComponentChildren }) {
+/**
+ * A table in its scrolling wrapper: `head` the column titles, the children its rows. `stacked`: on a
+ * phone each row becomes a card whose cells are labelled by their `data-label` (nothing scrolls sideways).
+ */
+export function Table(props: {
+  id: string;
+  head: readonly string[];
+  stacked?: boolean;
+  children: ComponentChildren;
+}) {
   return (
-    <div class="table-wrap">
+    <div class={props.stacked ? 'table-wrap stacked' : 'table-wrap'}>
       <table id={props.id}>
         <thead>
           <tr>
@@ -178,6 +186,49 @@ export function PageHeader(props: { title: string; children?: ComponentChildren 
 }
 
 /**
+ * A modal dialog (native `<dialog>`, so focus stays inside and Escape closes it). When it goes, focus
+ * returns to what opened it, or to `fallbackFocus` (a selector) when that is gone (e.g. a row's button
+ * after the row changed).
+ */
+export function Modal(props: {
+  labelledBy: string;
+  describedBy?: string;
+  id?: string;
+  fallbackFocus?: string;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    ref.current?.showModal();
+    const fallback = props.fallbackFocus;
+    return () => {
+      const target = opener?.isConnected
+        ? opener
+        : fallback
+          ? document.querySelector<HTMLElement>(fallback)
+          : null;
+      target?.focus();
+    };
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      id={props.id}
+      onCancel={(e) => {
+        e.preventDefault();
+        props.onClose();
+      }}
+      aria-labelledby={props.labelledBy}
+      aria-describedby={props.describedBy}
+    >
+      {props.children}
+    </dialog>
+  );
+}
+
+/**
  * A modal that asks before something irreversible; the text says what will be erased or stop working,
  * `confirmLabel` what the confirming button does (default "Yes, erase").
  */
@@ -185,19 +236,16 @@ export function ConfirmDialog(props: {
   title: string;
   text: string;
   confirmLabel?: string;
+  fallbackFocus?: string;
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    ref.current?.showModal();
-  }, []);
   return (
-    <dialog
-      ref={ref}
-      onCancel={props.onCancel}
-      aria-labelledby="confirm-title"
-      aria-describedby="confirm-text"
+    <Modal
+      labelledBy="confirm-title"
+      describedBy="confirm-text"
+      onClose={props.onCancel}
+      fallbackFocus={props.fallbackFocus}
     >
       <article>
         <h2 id="confirm-title">{props.title}</h2>
@@ -211,7 +259,7 @@ export function ConfirmDialog(props: {
           </button>
         </footer>
       </article>
-    </dialog>
+    </Modal>
   );
 }
 

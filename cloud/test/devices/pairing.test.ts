@@ -67,6 +67,7 @@ describe('pairing devices by code', () => {
       expect(made.code).toMatch(CODE);
       expect(made).toMatchObject({ name: 'Entrance A', eventIds: [gala] });
       expect(new Date(made.expiresAt).getTime() - t.clock.now().getTime()).toBe(10 * 60_000);
+      expect(made).toMatchObject({ expiresIn: 600 });
       const rows = await t.deps.db.prisma.pairingCode.findMany({ where: { tenantId: a.tenant.tenantId } });
       const plain = made.code.replace('-', '');
       expect(JSON.stringify(rows)).not.toContain(plain);

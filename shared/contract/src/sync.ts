@@ -102,6 +102,10 @@ export const PairingCode = z
         example: 'K7QM-3XWP',
       }),
     expiresAt: Timestamp.openapi({ description: '10 minutes after it was made.' }),
+    expiresIn: z.number().int().openapi({
+      description: 'Seconds it works from now (600): a countdown that does not depend on the viewer’s clock.',
+      example: 600,
+    }),
     name: z.string(),
     eventIds: z.array(Id),
   })

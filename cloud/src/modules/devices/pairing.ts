@@ -93,7 +93,13 @@ export function createPairingService(
               ip: meta.ip,
             });
           });
-          return { code, expiresAt: expiresAt.toISOString(), name: input.name, eventIds };
+          return {
+            code,
+            expiresAt: expiresAt.toISOString(),
+            expiresIn: PAIRING_CODE_TTL_MS / 1000,
+            name: input.name,
+            eventIds,
+          };
         } catch (err) {
           if (!isUniqueViolation(err) || attempt >= 3) throw err;
         }

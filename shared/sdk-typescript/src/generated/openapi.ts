@@ -3594,6 +3594,11 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       expiresAt: string;
+      /**
+       * @description Seconds it works from now (600): a countdown that does not depend on the viewer’s clock.
+       * @example 600
+       */
+      expiresIn: number;
       name: string;
       eventIds: string[];
     };
