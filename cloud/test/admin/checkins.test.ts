@@ -276,4 +276,39 @@ describe('admin check-ins', () => {
     expect(res.status).toBe(200);
     expect(res.body.items).toHaveLength(4);
   });
+
+  // Last: it adds a check-in the other tests do not expect.
+  it('marks offline only what a device decided while the cloud was unreachable', async () => {
+    const device = await registerDevice(t, a.headers, 'Door 2');
+    const online = newId();
+    const res = await t.request('POST', '/v1/sync/batch', {
+      headers: device.headers,
+      body: {
+        items: [
+          {
+            clientId: online,
+            method: 'facial',
+            outcome: 'success',
+            personId: ana,
+            eventId: expo,
+            recordedAt: clock.now().toISOString(),
+            decidedOffline: false,
+          },
+        ],
+      },
+    });
+    expect(res.body.results[0].status, res.text).toBe('accepted');
+    const listed = (await list(`?personId=${ana}`)).body.items as {
+      id: string;
+      offline: boolean;
+      flags: string[];
+    }[];
+    const row = listed.find((c) => c.id === online)!;
+    expect(row).toMatchObject({ offline: false, deviceId: expect.any(String) });
+    expect(row.flags).not.toContain('offline');
+    // The upload of the beforeAll, from an agent that did not say, stays offline.
+    expect(listed.find((c) => c.id === ids.synced)).toMatchObject({ offline: true });
+    const offline = (await list('?flag=offline')).body.items.map((c: { id: string }) => c.id);
+    expect(offline).toEqual([ids.synced]);
+  });
 });

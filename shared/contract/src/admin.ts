@@ -15,9 +15,10 @@ import { z } from './zod.js';
 export const ADMIN_CHECKIN_FLAGS = ['offline', 'late', 'conflict', ...SYNC_FLAGS] as const;
 export const AdminCheckinFlag = z.enum(ADMIN_CHECKIN_FLAGS).openapi('AdminCheckinFlag', {
   description:
-    '`offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the ' +
-    'device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the ' +
-    'next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as ' +
+    '`offline` decided by an edge device while the cloud was unreachable, uploaded later by sync (a device ' +
+    'decides every check-in itself: one decided while it was online is not `offline`; its `deviceId` says it ' +
+    'came from a device); `late` uploaded more than a minute after the device decided; `conflict` the cloud, ' +
+    're-checking a synced fact, disagrees or the event flags returns (one of the next four says which); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as ' +
     'in `SyncFlag`.',
 });
 export type AdminCheckinFlag = z.infer<typeof AdminCheckinFlag>;
@@ -51,9 +52,11 @@ export const AdminCheckin = z
     livenessScore: z.number().nullable(),
     geofenceStatus: GeofenceStatus.nullable(),
     flags: z.array(AdminCheckinFlag),
-    offline: z
-      .boolean()
-      .openapi({ description: 'Decided offline by an edge device (same as flag `offline`).' }),
+    offline: z.boolean().openapi({
+      description:
+        'Decided by an edge device while the cloud was unreachable (same as flag `offline`); an upload from an ' +
+        'agent that does not say counts as offline.',
+    }),
     event: Named.nullable().openapi({
       description: 'Null: the check-in named no event (or it was deleted).',
     }),

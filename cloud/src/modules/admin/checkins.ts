@@ -34,10 +34,16 @@ type Row = Prisma.CheckInGetPayload<{ include: typeof INCLUDE }>;
 
 const syncFlags = new Set<string>(SYNC_FLAGS);
 
-function flagsOf(row: Pick<Row, 'source' | 'lateUpload' | 'conflict'>): AdminCheckinFlag[] {
+/** Decided by a device cut off from the cloud (an upload whose agent did not say counts as offline). */
+const decidedOffline = (row: Pick<Row, 'source' | 'decidedOffline'>) =>
+  row.source === 'sync' && row.decidedOffline !== false;
+
+function flagsOf(
+  row: Pick<Row, 'source' | 'decidedOffline' | 'lateUpload' | 'conflict'>,
+): AdminCheckinFlag[] {
   const conflicts = (row.conflict ?? '').split(',').filter((f) => syncFlags.has(f)) as AdminCheckinFlag[];
   return [
-    ...(row.source === 'sync' ? (['offline'] as const) : []),
+    ...(decidedOffline(row) ? (['offline'] as const) : []),
     ...(row.lateUpload ? (['late'] as const) : []),
     ...(conflicts.length > 0 ? (['conflict'] as const) : []),
     ...conflicts,
@@ -56,7 +62,7 @@ function toWire(row: Row): AdminCheckin {
     livenessScore: row.livenessScore,
     geofenceStatus: (row.geofenceStatus as AdminCheckin['geofenceStatus']) ?? null,
     flags: flagsOf(row),
-    offline: row.source === 'sync',
+    offline: decidedOffline(row),
     event: row.event,
     person: row.person,
     guestId: row.guestId,
@@ -68,7 +74,7 @@ function toWire(row: Row): AdminCheckin {
 function flagWhere(flag: AdminCheckinFlag): Prisma.CheckInWhereInput {
   switch (flag) {
     case 'offline':
-      return { source: 'sync' };
+      return { source: 'sync', OR: [{ decidedOffline: true }, { decidedOffline: null }] };
     case 'late':
       return { lateUpload: true };
     case 'conflict':

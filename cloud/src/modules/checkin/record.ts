@@ -285,7 +285,12 @@ export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
       occurred_at: c.occurredAt,
       received_at: c.receivedAt,
       conflict: flags.length > 0 ? flags.join(',') : null,
-      ...(synced && { device_id: synced.deviceId, source: 'sync', late_upload: lateUpload }),
+      ...(synced && {
+        device_id: synced.deviceId,
+        source: 'sync',
+        late_upload: lateUpload,
+        decided_offline: synced.decidedOffline,
+      }),
     }),
     ...(c.also ?? []),
     auditInsert({

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "check_ins" ADD COLUMN     "decided_offline" BOOLEAN;
