@@ -9,7 +9,7 @@
 // Options as `--name=value` or FLEET_NAME (see OPTIONS); `--help` lists them.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -33,6 +33,7 @@ const OPTIONS = {
   doorsPerEvent: ['25', 'doors sharing one event'],
   eventsPerTenant: ['5', 'events per tenant (its events share its enrolled persons)'],
   fullPulls: ['2', 'doors that make a measured full replica pull before each process count’s runs'],
+  keep: ['false', 'keep the scratch database (its URL is printed) to examine it afterwards'],
   out: ['', 'JSON results file (default: a file in the temporary directory)'],
 } as const;
 type Option = keyof typeof OPTIONS;
@@ -157,7 +158,11 @@ async function dbWatcher(url: string, database: string) {
     samples++;
     for (const r of rows) {
       if (r.state !== 'active') continue;
-      const key = r.query.replace(/\s+/g, ' ').trim().slice(0, 140);
+      // The statement's start and its WHERE clause: statements with one select list stay apart.
+      const text = r.query.replace(/\s+/g, ' ').trim();
+      const where = text.indexOf(' WHERE ');
+      const key =
+        where > 90 ? `${text.slice(0, 60)} … ${text.slice(where + 1, where + 150)}` : text.slice(0, 150);
       statements.set(key, (statements.get(key) ?? 0) + 1);
     }
   };
@@ -185,7 +190,7 @@ async function dbWatcher(url: string, database: string) {
       const top = [...statements]
         .sort((a, b) => b[1] - a[1])
         .slice(0, 6)
-        .map(([query, n]) => ({ query, activeShare: n / Math.max(1, samples) }));
+        .map(([query, n]) => ({ query, meanActive: n / Math.max(1, samples) }));
       first = new Map();
       last = new Map();
       return { backendsCpuS: backends, serverCpuS: serverCpu() - serverStart, samples, top };
@@ -321,12 +326,15 @@ async function freePort(): Promise<number> {
 
 interface ApiProcess {
   url: string;
+  log: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
-async function startApi(databaseUrl: string, dataDir: string): Promise<ApiProcess> {
+async function startApi(databaseUrl: string, dataDir: string, logFile: string): Promise<ApiProcess> {
   const port = await freePort();
+  // Its log (warnings and errors, e.g. a 500's cause) goes to a file, counted per run.
+  const log = openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: {
@@ -346,7 +354,7 @@ async function startApi(databaseUrl: string, dataDir: string): Promise<ApiProces
       FACE_WORKERS: '1',
       FACE_MODEL_SWITCH: 'false',
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', log, log],
   });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -364,6 +372,7 @@ async function startApi(databaseUrl: string, dataDir: string): Promise<ApiProces
   }
   return {
     url,
+    log: logFile,
     child,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
@@ -373,6 +382,19 @@ async function startApi(databaseUrl: string, dataDir: string): Promise<ApiProces
     },
   };
 }
+
+const logSize = (file: string) => statSync(file).size;
+/** The messages of the error lines (pino level >= 50) an API process logged after `from` bytes. */
+function loggedErrors(file: string, from: number): string[] {
+  const text = readFileSync(file).subarray(from).toString('utf8');
+  return text.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return line.trim() ? [line.slice(0, 120)] : [];
+    const entry = JSON.parse(line) as { level: number; msg?: string; err?: { message?: string } };
+    return entry.level >= 50 ? [`${entry.msg}: ${entry.err?.message ?? ''}`.slice(0, 160)] : [];
+  });
+}
+const countBy = (xs: string[]) =>
+  xs.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>());
 
 // ---------------------------------------------------------------------------------------------------
 // The doors.
@@ -582,7 +604,9 @@ async function main() {
       'procs  doors  events | delta calls  p50 ms  p99 ms | batch calls  p50 ms  p99 ms | device p50/p99 ms | ' +
       'errors | DB CPU s/s (server) | API CPU s/s | bench CPU s/s | load';
     for (const processes of PROCESSES) {
-      while (apis.length < processes) apis.push(await startApi(scratch.url, dataDir));
+      while (apis.length < processes) {
+        apis.push(await startApi(scratch.url, dataDir, `${out}.api-${apis.length + 1}.log`));
+      }
       const running = apis.slice(0, processes);
       const fulls = [];
       for (let i = 0; i < Math.min(FULL_PULLS, fleet.events.length); i++) {
@@ -632,10 +656,12 @@ async function main() {
         await new Promise((r) => setTimeout(r, window.from - performance.now()));
         const benchCpu0 = process.cpuUsage();
         const api0 = running.map((a) => treeCpu(a.child.pid!));
+        const logs0 = running.map((a) => logSize(a.log));
         await watcher.start();
         const t0 = performance.now();
         await new Promise((r) => setTimeout(r, window.until - performance.now()));
         const db = await watcher.stop();
+        const apiErrors = running.map((a, i) => loggedErrors(a.log, logs0[i]!)).flat();
         const wall = (performance.now() - t0) / 1000;
         const apiCpu = running.reduce((s, a, i) => s + treeCpu(a.child.pid!) - api0[i]!, 0) / wall;
         const benchUsage = process.cpuUsage(benchCpu0);
@@ -669,10 +695,9 @@ async function main() {
           `    ${totals.accepted} check-ins accepted, ${totals.rejectedItems} items rejected; a delta brought ` +
             `${meanItems.toFixed(1)} guests, ${meanKb.toFixed(0)} kB on average; delta max ${ms(delta.max)} ms, batch max ${ms(batch.max)} ms`,
         );
+        for (const [message, n] of countBy(apiErrors)) console.log(`    API log: ${n} x ${message}`);
         for (const s of db.top.slice(0, 4)) {
-          console.log(
-            `    db active ${(s.activeShare * 100).toFixed(0).padStart(3)}% of samples: ${s.query}`,
-          );
+          console.log(`    ${s.meanActive.toFixed(2).padStart(5)} backends running: ${s.query}`);
         }
         results.push({
           processes,
@@ -683,6 +708,7 @@ async function main() {
           batch,
           device,
           errors,
+          apiLoggedErrors: Object.fromEntries(countBy(apiErrors)),
           acceptedCheckIns: totals.accepted,
           rejectedItems: totals.rejectedItems,
           deltaMeanGuests: meanItems,
@@ -717,7 +743,8 @@ async function main() {
   } finally {
     for (const api of apis) await api.stop();
     await watcher.close();
-    await scratch.drop();
+    if (opt.keep === 'true') console.log(`scratch database kept: ${scratch.url}`);
+    else await scratch.drop();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
