@@ -24,9 +24,20 @@ const DoorAnswer = z
     checkInId: z.string().openapi({ description: 'UUIDv7: the id the check-in keeps in the cloud.' }),
     outcome: Outcome,
     reason: z
-      .enum(['not_recognised', 'capacity_reached', 'event_closed', 'method_not_allowed', 'step_up_failed'])
+      .enum([
+        'not_recognised',
+        'capacity_reached',
+        'event_closed',
+        'method_not_allowed',
+        'step_up_failed',
+        'already_checked_in',
+      ])
       .nullable()
-      .openapi({ description: '`step_up_failed`: the second factor of a step-up was not the candidate’s.' }),
+      .openapi({
+        description:
+          '`step_up_failed`: the second factor of a step-up was not the candidate’s. `already_checked_in`: ' +
+          'the guest is in already and the event refuses re-entry (`reentry: refuse`); `guest` then names them.',
+      }),
     guest: z.object({ displayName: z.string() }).nullable(),
     score: z.number().nullable(),
     threshold: z.number().nullable(),

@@ -106,7 +106,7 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
     port: e.AGENT_PORT,
     allowedHosts: listSetting(e.AGENT_ALLOWED_HOSTS),
     allowedOrigins: listSetting(e.AGENT_ALLOWED_ORIGINS),
-    dataKey: e.AGENT_DATA_KEY === undefined ? undefined : Buffer.from(e.AGENT_DATA_KEY, 'base64'),
+    dataKey: e.AGENT_DATA_KEY === undefined ? undefined : (Buffer.from(e.AGENT_DATA_KEY, 'base64') as Buffer),
     maxReplicaAgeMs: e.MAX_REPLICA_AGE_S * 1000,
     syncIntervalMs: e.SYNC_INTERVAL_MS,
     maxBackoffMs: e.MAX_BACKOFF_MS,

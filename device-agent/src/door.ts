@@ -196,7 +196,11 @@ export function createDoor(deps: {
       checkInId: item.clientId,
       outcome: decision.outcome,
       reason: decision.reason,
-      guest: guest && decision.outcome !== 'denied' ? { displayName: firstName(guest.name) } : null,
+      // A denial names nobody, but for a guest already in (re-entry `refuse`): the kiosk says so by name.
+      guest:
+        guest && (decision.outcome !== 'denied' || decision.reason === 'already_checked_in')
+          ? { displayName: firstName(guest.name) }
+          : null,
       ...scores,
       recordedAt: item.recordedAt,
     };

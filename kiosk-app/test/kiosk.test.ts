@@ -323,15 +323,25 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       await shot(page, `7-offline-welcome-${lang}`);
       await page.close();
     }
+    // A fresh browser profile (nothing cached) with the cloud down: the event's name comes from the
+    // agent's replica, and the page asks the server for nothing it does not have (no favicon.ico).
+    const fresh = await browsers.leonard.newContext({ viewport: { width: 1280, height: 800 } });
+    const page = await fresh.newPage();
+    const missing: string[] = [];
+    page.on('response', (r) => void (r.status() === 404 && missing.push(r.url())));
+    await page.goto(`${kiosk.url}/?event=${events.en.publicToken}`);
+    await page.locator('[data-screen="attract"] h1', { hasText: 'Acme Premiere' }).waitFor();
+    expect(missing).toEqual([]);
+    await fresh.close();
     await cloud.up();
-    const page = await open('leonard', 'en');
+    const online = await open('leonard', 'en');
     await until(
       async () => (await agentCall(agent!, 'GET', '/status')).body.queueLength === 0,
       30_000,
       'drained',
     );
-    await page.locator('#offline').waitFor({ state: 'hidden' });
-    await page.close();
+    await online.locator('#offline').waitFor({ state: 'hidden' });
+    await online.close();
     const offline = await cloud.app.deps.db.prisma.checkIn.count({
       where: { eventId: { in: [events.en.id, events['pt-BR'].id] }, source: 'sync', method: 'facial' },
     });
@@ -368,17 +378,22 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     );
   });
 
-  it('shows the geofence, closed, full and no-face answers (answers of the agent shape, routed)', async () => {
+  it('shows the geofence, closed, full, no-face and already-in answers (answers of the agent shape, routed)', async () => {
     const answers = {
-      geofence: { status: 200, body: { outcome: 'geofence_alert', reason: null, guest: null } },
-      closed: { status: 200, body: { outcome: 'denied', reason: 'event_closed', guest: null } },
-      full: { status: 200, body: { outcome: 'denied', reason: 'capacity_reached', guest: null } },
-      'no-face': { status: 422, body: { status: 422, code: 'no_face_detected', detail: 'No face' } },
+      '8-geofence': { status: 200, body: { outcome: 'geofence_alert', reason: null, guest: null } },
+      '9-closed': { status: 200, body: { outcome: 'denied', reason: 'event_closed', guest: null } },
+      '10-full': { status: 200, body: { outcome: 'denied', reason: 'capacity_reached', guest: null } },
+      '11-no-face': { status: 422, body: { status: 422, code: 'no_face_detected', detail: 'No face' } },
+      // Re-entry `refuse`: the agent names the guest who is in already.
+      '28-already-in': {
+        status: 200,
+        body: { outcome: 'denied', reason: 'already_checked_in', guest: { displayName: 'leonard' } },
+      },
     };
     for (const lang of LANGS) {
       const page = await open('leonard', lang);
-      let n = 8;
-      for (const [kind, answer] of Object.entries(answers)) {
+      for (const [name, answer] of Object.entries(answers)) {
+        const kind = name.replace(/^\d+-/, '');
         await page.route('**/agent/events/*/identify', (route) =>
           route.fulfill({
             status: answer.status,
@@ -391,7 +406,12 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         await page.locator('[data-screen="attract"]').waitFor();
         const result = await checkIn(page, lang);
         expect(await result.getAttribute('data-screen')).toMatch(new RegExp(kind));
-        await shot(page, `${n++}-${kind}-${lang}`);
+        if (kind === 'already-in') {
+          expect(await title(page)).toBe(
+            lang === 'en' ? 'Leonard, you are already checked in' : 'Leonard, seu check-in já foi feito',
+          );
+        }
+        await shot(page, `${name}-${lang}`);
         await page.unroute('**/agent/events/*/identify');
       }
       await page.close();
@@ -544,4 +564,36 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     await cloud.up();
     await until(async () => (await manualRows('sync')) === 2, 30_000, 'offline manual check-in synced');
   }, 180_000);
+
+  // Last: it revokes the kiosk's device.
+  it('says the device is not authorised, not offline, once the cloud refuses it, and admits nobody', async () => {
+    const devices = await cloud.app.request('GET', '/v1/devices', { headers: org.headers });
+    for (const d of devices.body.items as { id: string }[]) {
+      await cloud.app.request('DELETE', `/v1/devices/${d.id}`, { headers: org.headers });
+    }
+    await until(
+      async () => (await agentCall(agent!, 'GET', '/status')).body.unauthorized !== null,
+      10_000,
+      'unauthorized',
+    );
+    for (const lang of LANGS) {
+      const page = await open('leonard', lang);
+      const banner = page.locator('#offline.unauthorised');
+      await banner.waitFor({ state: 'visible' });
+      expect(await banner.innerText()).toBe(
+        lang === 'en'
+          ? 'This device is not authorised: call staff'
+          : 'Este dispositivo não está autorizado: chame a equipe',
+      );
+      const result = await checkIn(page, lang);
+      expect(await result.getAttribute('data-screen')).toMatch(/error/);
+      expect(await result.locator('h1').innerText()).toBe(
+        lang === 'en'
+          ? 'This device is not authorised: call staff'
+          : 'Este dispositivo não está autorizado: chame a equipe',
+      );
+      await shot(page, `29-not-authorised-${lang}`);
+      await page.close();
+    }
+  });
 });

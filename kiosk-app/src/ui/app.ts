@@ -14,7 +14,13 @@ import { textsFor } from './texts.js';
 interface DoorAnswer {
   outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
   reason:
-    'not_recognised' | 'capacity_reached' | 'event_closed' | 'method_not_allowed' | 'step_up_failed' | null;
+    | 'not_recognised'
+    | 'capacity_reached'
+    | 'event_closed'
+    | 'method_not_allowed'
+    | 'step_up_failed'
+    | 'already_checked_in'
+    | null;
   guest: { displayName: string } | null;
 }
 interface StepUpRequired {
@@ -31,6 +37,8 @@ type AgentAnswer = (DoorAnswer | StepUpRequired) & {
 type PublicBranding = z.infer<typeof PublicBrandingSchema>;
 interface AgentStatus {
   online: boolean;
+  /** The replica's events, with their names (what the attract screen shows before any branding). */
+  events: { token: string; name: string | null }[];
   /** Why the cloud refuses this device, or null (device agent README, "Credentials"). */
   unauthorized: string | null;
   queueLength: number;
@@ -86,6 +94,8 @@ let returnTimer: number | undefined;
 // `jsQR.default = jsQR`, so `.default` is the decoder either way.
 const jsQR = jsQRModule.default;
 const QR_WAIT_MS = 30_000;
+/** The event's name as the agent's replica has it (before the cloud's branding arrives). */
+let agentEventName: string | null = null;
 // Each run of the flow gets a number; a stale run (the kiosk went back to attract) stops quietly.
 let run = 0;
 
@@ -142,7 +152,7 @@ function attract() {
   run++;
   stopCamera();
   const b = branding?.branding;
-  const title = b?.displayName ?? branding?.name ?? '';
+  const title = b?.displayName ?? branding?.name ?? agentEventName ?? '';
   show(
     'attract',
     ...(b?.logoUrl ? [h('img', { class: 'logo', src: b.logoUrl, alt: '' })] : []),
@@ -427,13 +437,15 @@ function showAnswer(status: number, a: AgentAnswer, method: 'face' | 'qr' | 'ste
   if (status !== 200) return result('error', t.unavailable, t.unavailableSub, false);
   if (a.outcome === 'step_up_required') return void stepUp(a);
   if (a.outcome === 'success') {
-    const first = (a.guest?.displayName ?? '').trim().split(/\s+/)[0] ?? '';
-    return result('welcome', t.welcome(first.charAt(0).toUpperCase() + first.slice(1)), t.welcomeSub, false);
+    return result('welcome', t.welcome(capitalised(a.guest?.displayName)), t.welcomeSub, false);
   }
   if (a.outcome === 'liveness_failed')
     return result('liveness-failed', t.livenessFailed, t.livenessFailedSub, true);
   if (a.outcome === 'geofence_alert') return result('geofence', t.geofence, t.geofenceSub, false);
   if (a.reason === 'event_closed') return result('closed', t.closed, t.closedSub, false);
+  if (a.reason === 'already_checked_in') {
+    return result('already-in', t.alreadyInTitle(capitalised(a.guest?.displayName)), t.alreadyInSub, false);
+  }
   if (a.reason === 'capacity_reached') return result('full', t.full, t.fullSub, false);
   if (a.reason === 'method_not_allowed') return result('closed', t.methodNotAllowed, t.unavailableSub, false);
   if (a.reason === 'step_up_failed')
@@ -442,10 +454,16 @@ function showAnswer(status: number, a: AgentAnswer, method: 'face' | 'qr' | 'ste
   return result('not-recognised', t.notRecognised, t.notRecognisedSub, true);
 }
 
+/** A guest's first name as a greeting shows it. */
+function capitalised(displayName: string | undefined): string {
+  const first = (displayName ?? '').trim().split(/\s+/)[0] ?? '';
+  return first.charAt(0).toUpperCase() + first.slice(1);
+}
+
 function result(kind: string, title: string, sub: string, retry: boolean) {
   stopCamera();
   const icon =
-    kind === 'welcome' ? '✓' : kind === 'error' || kind === 'closed' || kind === 'full' ? '!' : '✕';
+    kind === 'welcome' ? '✓' : ['error', 'closed', 'full', 'already-in'].includes(kind) ? '!' : '✕';
   show(
     `result ${kind}`,
     h('div', { class: 'icon', 'aria-hidden': 'true' }, icon),
@@ -728,9 +746,11 @@ async function staffCheckIn(guest: StaffGuest) {
       ? ['welcome', t.staffCheckedIn(guest.name), '']
       : a.reason === 'event_closed'
         ? ['closed', t.closed, '']
-        : a.reason === 'capacity_reached'
-          ? ['full', t.full, '']
-          : ['closed', t.manualNotAllowed, ''];
+        : a.reason === 'already_checked_in'
+          ? ['closed', t.staffAlreadyIn(guest.name), '']
+          : a.reason === 'capacity_reached'
+            ? ['full', t.full, '']
+            : ['closed', t.manualNotAllowed, ''];
   show(
     `result staff-result ${kind}`,
     h('div', { class: 'icon', 'aria-hidden': 'true' }, admitted ? '✓' : '!'),
@@ -751,6 +771,14 @@ function watchStatus() {
   const source = new EventSource('/agent/status/stream');
   source.onmessage = (message) => {
     const s = JSON.parse(message.data as string) as AgentStatus;
+    // The cloud down and no branding cached yet (a fresh browser profile): the agent's replica still
+    // knows the event's name.
+    const name = s.events.find((e) => e.token === token)?.name ?? null;
+    if (name !== agentEventName) {
+      agentEventName = name;
+      const title = root.querySelector('[data-screen="attract"] h1');
+      if (title && !branding) title.textContent = name ?? '';
+    }
     // Refused credentials are not an outage: waiting does not help, staff must pair the device again.
     banner.hidden = s.online;
     banner.classList.toggle('unauthorised', s.unauthorized !== null);

@@ -25,6 +25,8 @@ const en = {
   checking: 'Checking…',
   welcome: (first: string) => `Welcome, ${first}!`,
   welcomeSub: 'You are checked in.',
+  alreadyInTitle: (first: string) => `${first ? `${first}, you` : 'You'} are already checked in`,
+  alreadyInSub: 'This event does not admit twice. Please ask a member of staff.',
   notRecognised: 'We did not recognise you',
   notRecognisedSub: 'Try again, or ask a member of staff.',
   tryAgain: 'Try again',
@@ -56,6 +58,7 @@ const en = {
   staffNoMatch: 'No guest with that name on this list',
   alreadyIn: 'already checked in',
   staffCheckedIn: (name: string) => `${name} is checked in`,
+  staffAlreadyIn: (name: string) => `${name} is already checked in (this event does not admit twice)`,
   nextGuest: 'Next guest',
   done: 'Done',
   // What to fix after a picture too poor to judge (the agent's `face_retake` reasons).
@@ -104,6 +107,8 @@ const ptBR: Texts = {
   checking: 'Verificando…',
   welcome: (first) => `Bem-vindo(a), ${first}!`,
   welcomeSub: 'Seu check-in foi feito.',
+  alreadyInTitle: (first) => `${first ? `${first}, seu` : 'Seu'} check-in já foi feito`,
+  alreadyInSub: 'Este evento não permite entrar duas vezes. Fale com a equipe.',
   notRecognised: 'Não reconhecemos você',
   notRecognisedSub: 'Tente de novo ou fale com a equipe.',
   tryAgain: 'Tentar de novo',
@@ -135,6 +140,7 @@ const ptBR: Texts = {
   staffNoMatch: 'Nenhum convidado com esse nome nesta lista',
   alreadyIn: 'já fez check-in',
   staffCheckedIn: (name) => `Check-in de ${name} feito`,
+  staffAlreadyIn: (name) => `${name} já fez check-in (este evento não permite entrar duas vezes)`,
   nextGuest: 'Próximo convidado',
   done: 'Concluir',
   retake: {
