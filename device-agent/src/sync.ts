@@ -158,7 +158,8 @@ export function createSync(deps: {
   async function served(): Promise<readonly string[]> {
     if (config.eventTokens) return config.eventTokens;
     const { events } = await call('/v1/sync/device', portico.api.GET('/v1/sync/device'));
-    const tokens = events.map((e) => e.token);
+    // A draft has no replica yet (404): it is served once published.
+    const tokens = events.filter((e) => e.status !== 'draft').map((e) => e.token);
     const held = replica.all().map((r) => r.token);
     if (tokens.length !== held.length || tokens.some((t) => !held.includes(t))) {
       await replica.serve(tokens);

@@ -198,9 +198,15 @@ describe('the agent in the field (real cloud on PGlite, agent as a child process
     );
     expect(notPaired).toMatch(/^agent exited 78:.*not paired.*pnpm agent pair/s);
 
+    // A draft assigned too: it has no replica until published, and must not stop the others.
+    const draft = await cloud.app.request('POST', '/v1/events', {
+      headers: admin.headers,
+      body: { name: 'Later' },
+    });
+    expect(draft.body.status).toBe('draft');
     const made = await cloud.app.request('POST', '/v1/devices/pairing-codes', {
       headers: admin.headers,
-      body: { name: 'Gate P', eventIds: [event.id] },
+      body: { name: 'Gate P', eventIds: [event.id, draft.body.id] },
     });
     expect(made.status, made.text).toBe(201);
     const wrong = await agentCommand(settings, 'pair', '--cloud', cloud.url, '--code', 'AAAA-AAAA');
