@@ -4128,7 +4128,7 @@ export interface components {
        */
       geofenceStatus: 'ok' | 'outside' | 'unknown' | 'not_applicable' | null;
       flags: components['schemas']['AdminCheckinFlag'][];
-      /** @description Decided offline by an edge device (same as flag `offline`). */
+      /** @description Decided by an edge device while the cloud was unreachable (same as flag `offline`); an upload from an agent that does not say counts as offline. */
       offline: boolean;
       /** @description Null: the check-in named no event (or it was deleted). */
       event: {
@@ -4153,7 +4153,7 @@ export interface components {
       hasImage: boolean;
     };
     /**
-     * @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`.
+     * @description `offline` decided by an edge device while the cloud was unreachable, uploaded later by sync (a device decides every check-in itself: one decided while it was online is not `offline`; its `deviceId` says it came from a device); `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, disagrees or the event flags returns (one of the next four says which); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`.
      * @enum {string}
      */
     AdminCheckinFlag:
@@ -11942,7 +11942,7 @@ export interface operations {
         method?: 'facial' | 'qr' | 'link' | 'manual';
         /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
         outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
-        /** @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
+        /** @description `offline` decided by an edge device while the cloud was unreachable, uploaded later by sync (a device decides every check-in itself: one decided while it was online is not `offline`; its `deviceId` says it came from a device); `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, disagrees or the event flags returns (one of the next four says which); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
         flag?: components['schemas']['AdminCheckinFlag'];
         /** @description Recorded at or after this instant. */
         from?: string;
@@ -12014,7 +12014,7 @@ export interface operations {
         method?: 'facial' | 'qr' | 'link' | 'manual';
         /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
         outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
-        /** @description `offline` decided by an edge device and uploaded by sync; `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, would have decided otherwise (one of the next four says why); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
+        /** @description `offline` decided by an edge device while the cloud was unreachable, uploaded later by sync (a device decides every check-in itself: one decided while it was online is not `offline`; its `deviceId` says it came from a device); `late` uploaded more than a minute after the device decided; `conflict` the cloud, re-checking a synced fact, disagrees or the event flags returns (one of the next four says which); `event_closed`, `capacity_reached`, `method_not_allowed`, `already_checked_in` as in `SyncFlag`. */
         flag?: components['schemas']['AdminCheckinFlag'];
         /** @description Recorded at or after this instant. */
         from?: string;
