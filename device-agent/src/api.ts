@@ -8,63 +8,28 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { z } from '@portico/contract';
+import {
+  AgentChallenge as Challenge,
+  AgentFaceBox as FaceBox,
+  AgentProblem as Problem,
+  AgentStatus,
+  DoorAnswer,
+  AgentIdentifyAnswer as IdentifyAnswer,
+  StaffGuests,
+  StaffSession,
+  StepUpCandidate,
+  z,
+} from '@portico/contract';
 import { DoorError, STEP_UP_TTL_MS, type Door, type StepUpProof } from './door.js';
 import type { FrameSource } from './camera.js';
 import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
+import type { Logger } from './log.js';
 import { CHALLENGE_MAX_FRAMES } from './liveness.js';
 import type { Replica } from './replica.js';
 import { PIN_PATTERN } from './pin.js';
 import { refuse, requestGuard, type RequestGuard } from './request-guard.js';
 import type { Staff } from './staff.js';
 
-const Outcome = z.enum(['success', 'denied', 'liveness_failed', 'geofence_alert']);
-const DoorAnswer = z
-  .object({
-    checkInId: z.string().openapi({ description: 'UUIDv7: the id the check-in keeps in the cloud.' }),
-    outcome: Outcome,
-    reason: z
-      .enum([
-        'not_recognised',
-        'capacity_reached',
-        'event_closed',
-        'method_not_allowed',
-        'step_up_failed',
-        'already_checked_in',
-      ])
-      .nullable()
-      .openapi({
-        description:
-          '`step_up_failed`: the second factor of a step-up was not the candidate’s. `already_checked_in`: ' +
-          'the guest is in already and the event refuses re-entry (`reentry: refuse`); `guest` then names them.',
-      }),
-    guest: z.object({ displayName: z.string() }).nullable(),
-    score: z.number().nullable(),
-    threshold: z.number().nullable(),
-    livenessScore: z.number().nullable(),
-    recordedAt: z.string(),
-  })
-  .openapi('DoorAnswer', { description: 'Decided on the device and queued before this answer.' });
-const StepUpFactor = z.enum(['qr', 'staff']);
-const StepUpRequired = z
-  .object({
-    outcome: z.literal('step_up_required'),
-    attemptId: z.string().openapi({ description: 'Complete it with `POST /step-up/{attemptId}`, once.' }),
-    factors: z.array(StepUpFactor).openapi({
-      description:
-        "The tenant's `stepUpFactors` this device checks offline: `qr` the candidate's invitation QR code, " +
-        '`staff` a member of staff (PIN or staff session).',
-    }),
-    expiresAt: z.string().openapi({ description: `${STEP_UP_TTL_MS / 1000} s after the identification.` }),
-  })
-  .openapi('StepUpRequired', {
-    description:
-      'The face fell between the refuse and the accept line: nothing is queued until the step-up is ' +
-      'completed. Never says who the candidate is.',
-  });
-const IdentifyAnswer = z
-  .union([DoorAnswer, StepUpRequired])
-  .openapi('IdentifyAnswer', { description: 'A decision (`DoorAnswer`), or `step_up_required`.' });
 const StepUpParams = z.object({ attemptId: z.string().min(1).max(64) });
 const StepUpBody = z
   .discriminatedUnion('factor', [
@@ -89,55 +54,6 @@ const StepUpBody = z
     }),
   ])
   .openapi('StepUpBody');
-const StepUpCandidate = z
-  .object({ name: z.string(), expiresAt: z.string() })
-  .openapi('StepUpCandidate', { description: 'Who the face is closest to, for staff to check a document.' });
-export const AgentStatus = z
-  .object({
-    online: z.boolean().openapi({ description: 'The last exchange with the cloud succeeded.' }),
-    unauthorized: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          'Why the cloud refuses this device (its internal secret or token: revoked, rotated, never paired), ' +
-          'or null. Not an outage: waiting does not fix it; staff must pair the device again.',
-      }),
-    queueLength: z.number().int(),
-    lastSyncAt: z.string().nullable(),
-    lastError: z.string().nullable(),
-    uploaded: z.number().int(),
-    rejected: z.number().int(),
-    events: z.array(
-      z.object({
-        token: z.string(),
-        eventId: z.string().nullable(),
-        name: z.string().nullable(),
-        guests: z.number().int(),
-        templates: z.number().int(),
-        refreshedAt: z.string().nullable(),
-        faceAdmission: z
-          .boolean()
-          .openapi({ description: 'False once the replica is older than its maximum age.' }),
-      }),
-    ),
-  })
-  .openapi('AgentStatus');
-const Problem = z
-  .object({
-    status: z.number().int(),
-    code: z.string(),
-    detail: z.string(),
-    details: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .openapi({
-        description:
-          '`face_retake`: `{ reasons, quality }`, reasons worst first among `move_closer`, `more_light`, ' +
-          '`face_the_camera`.',
-      }),
-  })
-  .openapi('AgentProblem');
 const TokenParams = z.object({ token: z.string().min(1).max(128) });
 const BODY_LIMIT = 40 * 1024 * 1024;
 const IdentifyBody = z
@@ -184,9 +100,6 @@ const CameraBody = z
   .optional()
   .openapi('CameraBody');
 const QrBody = z.strictObject({ code: z.string().min(1).max(2048) }).openapi('QrBody');
-const Challenge = z
-  .object({ nonce: z.string(), action: z.enum(['blink', 'turn_head']), expiresAt: z.string() })
-  .openapi('AgentChallenge');
 
 const FaceBoxBody = z
   .strictObject({
@@ -196,36 +109,15 @@ const FaceBoxBody = z
     }),
   })
   .openapi('FaceBoxBody');
-const FaceBox = z
-  .object({
-    face: z
-      .object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() })
-      .nullable()
-      .openapi({
-        description: "The primary face's box as fractions (0..1) of the frame; null: no face seen.",
-      }),
-  })
-  .openapi('FaceBox');
 const PinBody = z
   .strictObject({ pin: z.string().regex(PIN_PATTERN).openapi({ description: '4 to 12 digits.' }) })
   .openapi('StaffPinBody');
-const StaffSession = z
-  .object({
-    token: z.string().openapi({ description: 'Send as `x-staff-session` on the staff routes.' }),
-    idleTimeoutS: z.number().int().openapi({ description: 'The session ends after this long unused.' }),
-  })
-  .openapi('StaffSession');
 const GuestQuery = z.object({
   q: z.string().trim().min(1).max(100).openapi({
     description: 'Name prefix: each word must start a word of the name; accents and case are ignored.',
   }),
   limit: z.coerce.number().int().min(1).max(50).default(20),
 });
-const StaffGuests = z
-  .object({
-    items: z.array(z.object({ guestId: z.string(), name: z.string(), checkedIn: z.boolean() })),
-  })
-  .openapi('StaffGuests');
 const ManualBody = z.strictObject({ guestId: z.string().min(1).max(64) }).openapi('ManualBody');
 
 type Handler = (input: {
@@ -278,6 +170,8 @@ export function createApi(deps: {
   onChange: (listener: () => void) => () => void;
   /** Who may call (request-guard.ts): the address listened on, and the extra host names and origins. */
   access?: { listenHost?: string; extraHosts?: string[]; extraOrigins?: string[] };
+  /** Unexpected failures (a 500): the error alone, never the request's body, query or headers. */
+  log: Logger;
 }) {
   const routes: Route[] = [
     {
@@ -676,7 +570,7 @@ export function createApi(deps: {
         if (error.retryAfterS !== undefined) res.setHeader('retry-after', String(error.retryAfterS));
         return problem(res, error.status, error.code, error.message, error.details);
       }
-      console.error(error);
+      deps.log.error({ err: error, method: req.method }, 'request failed');
       if (!res.headersSent) problem(res, 500, 'internal_error', 'See the agent log');
     });
   });

@@ -3,7 +3,7 @@
 // was reachable at the time.
 import { createHash, randomBytes } from 'node:crypto';
 import { identify, isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
-import { SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
+import { AGENT_STEP_UP_TTL_MS, SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
 import {
   admission,
   eventVerdict,
@@ -65,7 +65,7 @@ export type StepUpProof =
   | { factor: 'staff'; pin?: string | undefined; confirmed?: boolean | undefined };
 
 /** How long a step-up waits for its second factor. */
-export const STEP_UP_TTL_MS = 60_000;
+export const STEP_UP_TTL_MS = AGENT_STEP_UP_TTL_MS;
 /** Open step-ups held at most (a kiosk has one at a time): one more drops the oldest. */
 const MAX_OPEN_STEP_UPS = 16;
 const OFFLINE_FACTORS: readonly StepUpFactor[] = ['qr', 'staff'];

@@ -5,53 +5,28 @@
 // corner). It talks only to its own origin: `/agent/*` is the device agent on this
 // machine (frames never go anywhere else), `/branding/{token}` the event's public branding, cached in
 // localStorage so the attract screen keeps its look offline.
-import type { PublicBranding as PublicBrandingSchema, z } from '@portico/contract';
+import type {
+  AgentChallenge as Challenge,
+  AgentFaceBox,
+  AgentStatus,
+  AgentStepUpRequired as StepUpRequired,
+  DoorAnswer,
+  PublicBranding as PublicBrandingSchema,
+  StaffGuests,
+  z,
+} from '@portico/contract';
 import jsQRModule from 'jsqr';
 import { framingFix, type FaceBox, type Fix } from './guide.js';
 import { textsFor } from './texts.js';
 
-/** The agent's answers (device-agent/src/api.ts: DoorAnswer, StepUpRequired, AgentProblem). */
-interface DoorAnswer {
-  outcome: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
-  reason:
-    | 'not_recognised'
-    | 'capacity_reached'
-    | 'event_closed'
-    | 'method_not_allowed'
-    | 'step_up_failed'
-    | 'already_checked_in'
-    | null;
-  guest: { displayName: string } | null;
-}
-interface StepUpRequired {
-  outcome: 'step_up_required';
-  attemptId: string;
-  factors: ('qr' | 'staff')[];
-  expiresAt: string;
-}
+/** The agent's answers (their schemas: `@portico/contract`, agent.ts), with a problem's fields. */
 type RetakeReason = 'move_closer' | 'hold_still' | 'more_light' | 'face_the_camera';
 type AgentAnswer = (DoorAnswer | StepUpRequired) & {
   code?: string;
   details?: { reasons?: RetakeReason[] };
 };
 type PublicBranding = z.infer<typeof PublicBrandingSchema>;
-interface AgentStatus {
-  online: boolean;
-  /** The replica's events, with their names (what the attract screen shows before any branding). */
-  events: { token: string; name: string | null }[];
-  /** Why the cloud refuses this device, or null (device agent README, "Credentials"). */
-  unauthorized: string | null;
-  queueLength: number;
-}
-interface Challenge {
-  nonce: string;
-  action: 'blink' | 'turn_head';
-}
-interface StaffGuest {
-  guestId: string;
-  name: string;
-  checkedIn: boolean;
-}
+type StaffGuest = StaffGuests['items'][number];
 
 const params = new URLSearchParams(location.search);
 const token = params.get('event') ?? '';
@@ -310,7 +285,7 @@ async function locateFace(): Promise<FaceBox | null | undefined> {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   }
   try {
-    const answer = await agent<{ face: FaceBox | null }>('POST', '/face-box', { frame: btoa(binary) });
+    const answer = await agent<AgentFaceBox>('POST', '/face-box', { frame: btoa(binary) });
     metrics.faceBoxMs.push(Math.round(performance.now() - asked));
     return answer.status === 200 ? answer.body.face : undefined;
   } catch {

@@ -14,3 +14,4 @@ export * from './event-guests.js';
 export * from './sync.js';
 export * from './portal.js';
 export * from './admin.js';
+export * from './agent.js';
