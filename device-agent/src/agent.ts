@@ -7,9 +7,10 @@ import { chooseCamera, onPath, openCamera, type CameraChoice } from './camera.js
 import type { AgentConfig } from './config.js';
 import { createDoor } from './door.js';
 import { createGuide } from './guide.js';
+import { createAgentLog, type Logger } from './log.js';
 import { openData } from './open-data.js';
 import { createStaff } from './staff.js';
-import { createSync } from './sync.js';
+import { createSync, sdkCloud } from './sync.js';
 
 export interface Agent {
   url: string;
@@ -25,14 +26,29 @@ export async function startAgent(
     face?: FaceEngine | null | Promise<FaceEngine | null>;
     now?: () => number;
     pathVar?: string | undefined;
+    /** The root logger (default: AGENT_LOG_LEVEL's, on standard error); each module gets a child. */
+    log?: Logger;
   } = {},
 ): Promise<Agent> {
   const now = options.now ?? Date.now;
+  const log = options.log ?? createAgentLog(config.logLevel);
   const changes = new EventEmitter();
   const changed = () => changes.emit('change');
-  const { link, device, db, replica, queue, release } = await openData(config);
+  const { link, device, db, replica, queue, release } = await openData(
+    config,
+    log.child({ module: 'replica' }),
+  );
   const face = (await options.face) ?? null;
-  const sync = createSync({ config, link, queue, replica, device, now, onChange: changed });
+  const sync = createSync({
+    config,
+    cloud: sdkCloud(link),
+    queue,
+    replica,
+    device,
+    now,
+    log: log.child({ module: 'sync' }),
+    onChange: changed,
+  });
   const door = createDoor({
     replica,
     queue,
@@ -79,6 +95,7 @@ export async function startAgent(
       return () => changes.off('change', listener);
     },
     access: { listenHost: config.host, extraHosts: config.allowedHosts, extraOrigins: config.allowedOrigins },
+    log: log.child({ module: 'api' }),
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   void sync.start();

@@ -1,6 +1,7 @@
 // The agent's settings, all from the environment (one place, read once at start).
 import path from 'node:path';
 import { z } from '@portico/contract';
+import { LOG_LEVELS } from './log.js';
 import { isPinHash } from './pin.js';
 import { listSetting } from './request-guard.js';
 
@@ -71,6 +72,8 @@ const Env = z.object({
   STAFF_LOCKOUT_S: z.coerce.number().int().min(1).default(300),
   /** A staff session ends after this long unused (the kiosk then returns to attract). */
   STAFF_SESSION_S: z.coerce.number().int().min(1).max(3600).default(120),
+  /** The least severe level written to the log (standard error, JSON lines); `silent`: none. */
+  AGENT_LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 
 export type AgentConfig = ReturnType<typeof loadAgentConfig>;
@@ -121,5 +124,6 @@ export function loadAgentConfig(env: Record<string, string | undefined> = proces
       lockoutMs: e.STAFF_LOCKOUT_S * 1000,
       sessionMs: e.STAFF_SESSION_S * 1000,
     },
+    logLevel: e.AGENT_LOG_LEVEL,
   };
 }

@@ -9,6 +9,7 @@ import { startAgent } from './agent.js';
 import { loadAgentConfig } from './config.js';
 import { StartError } from './data-dir.js';
 import { doctor } from './doctor.js';
+import { createAgentLog, type Logger } from './log.js';
 import { pair } from './pair.js';
 import { rotateKey } from './rotate-key.js';
 
@@ -16,15 +17,18 @@ import { rotateKey } from './rotate-key.js';
 process.umask(0o077);
 const [command = 'run', ...args] = process.argv.slice(2).filter((a, i) => !(i === 0 && a === '--'));
 
-/** A refusal is said in one line at error level, exit 78 (EX_CONFIG): nothing on disk was touched. */
-function refuse(error: unknown): never {
-  if (!(error instanceof StartError)) throw error;
-  console.error(JSON.stringify({ level: 'error', msg: error.message }));
-  process.exit(78);
-}
+/** A refusal is said in one log line at error level, exit 78 (EX_CONFIG): nothing on disk was touched. */
+const refuse =
+  (log: Logger) =>
+  (error: unknown): never => {
+    if (!(error instanceof StartError)) throw error;
+    log.error(error.message);
+    process.exit(78);
+  };
 
 async function run() {
   const config = loadAgentConfig();
+  const log = createAgentLog(config.logLevel);
   // The face workers start (loading their models) while the agent loads its replica.
   const face = config.face
     ? createFaceEngine({
@@ -32,10 +36,12 @@ async function run() {
         isolation: config.faceWorkers === 1 ? 'thread' : 'process',
       })
     : null;
-  const agent = await startAgent(config, { face }).catch(async (error: unknown) => {
+  const agent = await startAgent(config, { face, log }).catch(async (error: unknown) => {
     await (await face)?.close();
-    return refuse(error);
+    return refuse(log)(error);
   });
+  // The start line stays on standard output, apart from the log: supervisors and the tests read the
+  // local API's URL from it (test/support/edge.ts).
   console.log(
     JSON.stringify({
       msg: 'device agent listening',
@@ -62,14 +68,17 @@ else if (command === 'pair') {
     process.exit(64);
   }
   const config = loadAgentConfig();
-  const paired = await pair({ cloud: values.cloud, code: values.code, ...config }).catch(refuse);
+  const paired = await pair({ cloud: values.cloud, code: values.code, ...config }).catch(
+    refuse(createAgentLog(config.logLevel)),
+  );
   console.log(
     `Paired as "${paired.device}" with ${paired.cloudUrl}. Events: ` +
       `${paired.events.length ? paired.events.join(', ') : 'none yet (assign them in the console)'}. ` +
       'Start the agent with `pnpm agent`.',
   );
 } else if (command === 'rotate-key') {
-  const rotated = await rotateKey(loadAgentConfig()).catch(refuse);
+  const config = loadAgentConfig();
+  const rotated = await rotateKey(config).catch(refuse(createAgentLog(config.logLevel)));
   console.log(
     `Re-sealed ${rotated.records} record(s) under a new key. ` +
       (rotated.newKey

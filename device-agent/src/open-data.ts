@@ -15,12 +15,17 @@ import {
   wrongKeyMessage,
 } from './data-dir.js';
 import { openDeviceState, type DeviceStateFile } from './device-state.js';
+import type { Logger } from './log.js';
 import { createQueue } from './queue.js';
 import { createReplica } from './replica.js';
 import { openStore } from './store.js';
 import { openTemplateStore } from './templates.js';
 
-export async function openData(config: Pick<AgentConfig, 'dataDir' | 'dataKey' | 'link' | 'eventTokens'>) {
+export async function openData(
+  config: Pick<AgentConfig, 'dataDir' | 'dataKey' | 'link' | 'eventTokens'>,
+  /** The replica's logger (default: a new one at `info`). */
+  replicaLog?: Logger,
+) {
   const dir = config.dataDir;
   privateDir(dir);
   const release = lockDir(dir, 'starting the agent');
@@ -45,7 +50,7 @@ export async function openData(config: Pick<AgentConfig, 'dataDir' | 'dataKey' |
       );
     }
     const db = await openStore(dir, sealer);
-    const replica = createReplica(db, openTemplateStore(dir, sealer), sealer);
+    const replica = createReplica(db, openTemplateStore(dir, sealer), sealer, replicaLog);
     const queue = createQueue(db, sealer);
     try {
       await replica.load(config.eventTokens ?? device.get().eventTokens ?? []);

@@ -10,6 +10,7 @@
 // template is missing makes the next refresh a full one (the checkpoint is dropped).
 import { embeddingFromBuffer, FaceIndex } from '@portico/face-engine';
 import type { Replica as ReplicaPage } from '@portico/contract';
+import { createAgentLog, type Logger } from './log.js';
 import type { Sealer } from './sealed.js';
 import { openName, purgeRemoved, sealName, type AgentDatabase, type GuestDoc } from './store.js';
 import type { TemplateChange, TemplateStore } from './templates.js';
@@ -40,7 +41,12 @@ interface EventState {
   checkpoint: string | null;
 }
 
-export function createReplica(db: AgentDatabase, templates: TemplateStore, sealer: Sealer) {
+export function createReplica(
+  db: AgentDatabase,
+  templates: TemplateStore,
+  sealer: Sealer,
+  log: Logger = createAgentLog().child({ module: 'replica' }),
+) {
   const events = new Map<string, EventReplica>();
 
   function empty(token: string): EventReplica {
@@ -108,9 +114,10 @@ export function createReplica(db: AgentDatabase, templates: TemplateStore, seale
           if (guest.hasTemplate && !replica.index.has(guest.guestId)) missing++;
         }
         if (missing > 0) {
-          console.error(
-            `[agent] ${token}: ${missing} templates missing on disk (a crash between the guest list and ` +
-              'the template store, or an older layout): the next refresh is a full one',
+          log.warn(
+            { event: token, missing },
+            'templates missing on disk (a crash between the guest list and the template store, or an ' +
+              'older layout): the next refresh is a full one',
           );
           replica.checkpoint = null;
         }

@@ -2,11 +2,19 @@
 // from the device replica feed. Online and offline are what the last exchange showed: while the cloud
 // is unreachable the loop backs off (doubling up to a ceiling), and the backlog drains by itself
 // when it answers again. Nobody switches anything.
-import { SYNC_BATCH_MAX, type Replica as ReplicaPage } from '@portico/contract';
+import {
+  SYNC_BATCH_MAX,
+  type Replica as ReplicaPage,
+  type SyncBatchResult,
+  type SyncDevice,
+  type SyncItem,
+  type z,
+} from '@portico/contract';
 import { createPortico } from '@portico/sdk';
 import type { AgentConfig } from './config.js';
 import type { Queue } from './queue.js';
 import type { DeviceCredentials, DeviceStateFile } from './device-state.js';
+import type { Logger } from './log.js';
 import type { Replica } from './replica.js';
 import { wireItem } from './sync-item.js';
 
@@ -25,6 +33,53 @@ export interface SyncState {
 }
 
 type Link = Pick<DeviceCredentials, 'cloudUrl' | 'internalSecret' | 'deviceToken'>;
+
+/** One call's answer as the SDK gives it: the data, or the error body, with the response. */
+export type CloudAnswer<D> = Promise<{ data?: D; error?: unknown; response: Response }>;
+
+/** The three calls the loop makes: the SDK's in the agent (`sdkCloud`), a stand-in in its fast tests. */
+export interface SyncCloud {
+  /** `POST /v1/sync/batch` */
+  batch(body: { items: SyncItem[]; queueLength: number }): CloudAnswer<z.infer<typeof SyncBatchResult>>;
+  /** `GET /v1/sync/events/{token}/replica`: one page. */
+  replicaPage(
+    token: string,
+    query: { limit: number; since?: string; cursor?: string },
+  ): CloudAnswer<ReplicaPage>;
+  /** `GET /v1/sync/device`: the events the console assigned to this device. */
+  device(): CloudAnswer<SyncDevice>;
+}
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** The cloud through `@portico/sdk`, with this device's credentials (the environment's or the pairing's). */
+export function sdkCloud(link: Link): SyncCloud {
+  const portico = createPortico({
+    baseUrl: link.cloudUrl,
+    device: { internalSecret: link.internalSecret, token: link.deviceToken },
+    // No retries inside a call: the sync loop is the agent's retry. It backs off while the cloud
+    // fails, keeps the queue meanwhile and reports each failure in the status at once.
+    retry: { maxRetries: 0, timeoutMs: REQUEST_TIMEOUT_MS },
+  });
+  return {
+    batch: (body) => portico.api.POST('/v1/sync/batch', { body }),
+    // The contract's type: the SDK's generated one may lag behind it (fields the replica reads
+    // defensively, door.ts faceLines).
+    replicaPage: (token, query) =>
+      portico.api.GET('/v1/sync/events/{token}/replica', {
+        params: { path: { token }, query },
+      }) as CloudAnswer<ReplicaPage>,
+    device: () => portico.api.GET('/v1/sync/device'),
+  };
+}
+
+/** Runs `job` after `delayMs` and returns its cancel: setTimeout in the agent, stepped by hand in tests. */
+export type Scheduler = (delayMs: number, job: () => Promise<void>) => () => void;
+
+const timers: Scheduler = (delayMs, job) => {
+  const timer = setTimeout(() => void job(), delayMs);
+  return () => clearTimeout(timer);
+};
 
 class CloudError extends Error {
   constructor(
@@ -47,7 +102,6 @@ function refusedCredentials(status: number, code: string | undefined): string | 
   return null;
 }
 
-const REQUEST_TIMEOUT_MS = 10_000;
 /** Most JSON bytes in one batch: items with frames are sent fewer at a time, under the cloud's body limit. */
 const BATCH_BYTES = 8 * 1024 * 1024;
 
@@ -65,16 +119,20 @@ function fitting<T>(items: readonly T[]): T[] {
 
 export function createSync(deps: {
   config: Pick<AgentConfig, 'eventTokens' | 'syncIntervalMs' | 'maxBackoffMs'>;
-  /** The cloud and this device's credentials (the environment's or the pairing's). */
-  link: Link;
+  /** The cloud, with this device's credentials (`sdkCloud`). */
+  cloud: SyncCloud;
   queue: Queue;
   replica: Replica;
   /** Where the last successful exchange is kept across restarts. */
   device: DeviceStateFile;
   now: () => number;
+  /** When the next exchange runs (default: setTimeout). */
+  schedule?: Scheduler;
+  log: Logger;
   onChange: () => void;
 }) {
-  const { config, queue, replica } = deps;
+  const { config, cloud, queue, replica, log } = deps;
+  const schedule = deps.schedule ?? timers;
   const state: SyncState = {
     online: false,
     unauthorized: null,
@@ -84,23 +142,12 @@ export function createSync(deps: {
     uploaded: 0,
   };
   let backoffMs = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: (() => void) | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const portico = createPortico({
-    baseUrl: deps.link.cloudUrl,
-    device: { internalSecret: deps.link.internalSecret, token: deps.link.deviceToken },
-    // No retries inside a call: the loop below is the agent's retry. It backs off while the cloud
-    // fails, keeps the queue meanwhile and reports each failure in the status at once.
-    retry: { maxRetries: 0, timeoutMs: REQUEST_TIMEOUT_MS },
-  });
-
-  /** The data of one SDK call; a cloud that cannot be reached or refuses is a CloudError. */
-  async function call<D>(
-    what: string,
-    request: Promise<{ data?: D; error?: unknown; response: Response }>,
-  ): Promise<D> {
+  /** The data of one call; a cloud that cannot be reached or refuses is a CloudError. */
+  async function call<D>(what: string, request: CloudAnswer<D>): Promise<D> {
     let result: Awaited<typeof request>;
     try {
       result = await request;
@@ -127,7 +174,7 @@ export function createSync(deps: {
       const queueLength = Math.max(0, (await queue.length()) - items.length);
       const { results } = await call(
         '/v1/sync/batch',
-        portico.api.POST('/v1/sync/batch', { body: { items: items.map(wireItem), queueLength } }),
+        cloud.batch({ items: items.map(wireItem), queueLength }),
       );
       // Every answered item leaves the queue: accepted and duplicates are in the cloud; a rejected one
       // would be rejected again (the cloud keeps no partial state for it).
@@ -143,12 +190,10 @@ export function createSync(deps: {
     let cursor: string | null = null;
     do {
       const query = { limit: 2000, ...(cursor ? { cursor } : since && { since }) };
-      // The contract's type: the SDK's generated one may lag behind it (fields the replica reads
-      // defensively, door.ts faceLines).
-      const page = (await call(
+      const page: ReplicaPage = await call(
         `/v1/sync/events/${token}/replica`,
-        portico.api.GET('/v1/sync/events/{token}/replica', { params: { path: { token }, query } }),
-      )) as ReplicaPage;
+        cloud.replicaPage(token, query),
+      );
       cursor = page.nextCursor;
       await replica.apply(token, page, cursor === null, deps.now());
     } while (cursor);
@@ -157,7 +202,7 @@ export function createSync(deps: {
   /** The events to sync: the fixed ones, else those the console assigned to this device now. */
   async function served(): Promise<readonly string[]> {
     if (config.eventTokens) return config.eventTokens;
-    const { events } = await call('/v1/sync/device', portico.api.GET('/v1/sync/device'));
+    const { events } = await call('/v1/sync/device', cloud.device());
     // A draft has no replica yet (404): it is served once published.
     const tokens = events.filter((e) => e.status !== 'draft').map((e) => e.token);
     const held = replica.all().map((r) => r.token);
@@ -179,12 +224,11 @@ export function createSync(deps: {
     } catch (error) {
       // Anything but the cloud failing (the disk, a bug) is logged and retried the same way: the door
       // keeps deciding meanwhile.
-      if (!(error instanceof CloudError)) console.error(error);
+      if (!(error instanceof CloudError)) log.error({ err: error }, 'sync failed (not the cloud)');
       const unauthorized = error instanceof CloudError ? error.unauthorized : null;
       // Said once when it starts, at error level: it does not heal by waiting, unlike an outage.
-      if (unauthorized && unauthorized !== state.unauthorized) {
-        console.error(JSON.stringify({ level: 'error', msg: `device not authorised: ${unauthorized}` }));
-      }
+      if (unauthorized && unauthorized !== state.unauthorized)
+        log.error(`device not authorised: ${unauthorized}`);
       state.unauthorized = unauthorized;
       state.online = false;
       state.lastError =
@@ -194,16 +238,16 @@ export function createSync(deps: {
     deps.onChange();
   }
 
-  function schedule(delayMs: number) {
+  function next(delayMs: number) {
     if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => void runOnce(), delayMs);
+    cancel?.();
+    cancel = schedule(delayMs, runOnce);
   }
 
   function runOnce(): Promise<void> {
     running ??= tick().finally(() => {
       running = undefined;
-      schedule(state.online ? config.syncIntervalMs : backoffMs);
+      next(state.online ? config.syncIntervalMs : backoffMs);
     });
     return running;
   }
@@ -214,11 +258,11 @@ export function createSync(deps: {
     start: () => runOnce(),
     /** A new decision is queued: send it at once when online (offline, the backoff decides). */
     nudge() {
-      if (state.online && !running) schedule(0);
+      if (state.online && !running) next(0);
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      cancel?.();
       await running?.catch(() => undefined);
     },
   };
