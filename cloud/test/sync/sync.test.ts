@@ -530,10 +530,31 @@ describe('edge devices and sync', () => {
       expect(delta.body.items).toEqual([expect.objectContaining({ guestId: lia.id, template: null })]);
       expect(delta.body.revokedPersons).toEqual([]);
 
+      // Lia enrolled again (only a template row is new, her person row unchanged): her guest comes back
+      // with the template.
+      await t.deps.db.prisma
+        .$executeRaw`UPDATE persons SET updated_at = now() - interval '1 hour' WHERE id = ${enrolled}`;
+      await t.deps.db.prisma.faceTemplate.create({
+        data: {
+          id: newId(),
+          tenantId,
+          personId: enrolled,
+          modelId,
+          quality: 0.9,
+          embeddingEnc: t.deps.cipher.encrypt(embeddingToBuffer(vector), templateContext(tenantId, enrolled)),
+        },
+      });
+      const enrolledAgain = await t.request('GET', `${url}?since=${delta.body.checkpoint}`, {
+        headers: as(deviceA),
+      });
+      expect(enrolledAgain.body.items).toEqual([
+        expect.objectContaining({ guestId: lia.id, template: expect.objectContaining({ modelId }) }),
+      ]);
+
       // A person deleted in the cloud: their templates are gone with them, the device is told who.
       const zoe = await person(tenantId, 'Zoe');
       await guest(a, event.id, 'Zoe', zoe);
-      const before = await t.request('GET', `${url}?since=${delta.body.checkpoint}`, {
+      const before = await t.request('GET', `${url}?since=${enrolledAgain.body.checkpoint}`, {
         headers: as(deviceA),
       });
       expect((await t.request('DELETE', `/v1/persons/${zoe}`, { headers: a.headers })).status).toBe(204);

@@ -621,12 +621,18 @@ export function createSyncService(
           SELECT DISTINCT payload->'data'->>'personId' AS person_id FROM outbox_events
            WHERE tenant_id = ${actor.tenantId} AND occurred_at > ${from} AND name = 'person.deleted'`;
         revokedPersons.push(...deleted.map((d) => d.person_id));
+        // The tenant's persons changed since (an index each), then their guests at this event: joining
+        // every guest to every person first cost about a second at 50,000 guests, for every door every
+        // sync (cloud/bench/fleet.ts, docs/benchmarks.md).
         page.push(
           ...(await prisma.$queryRaw<ReplicaRow[]>`
             ${select}
-              JOIN persons p ON p.id = g.person_id
              WHERE g.event_id = ${event.id} AND g.change_seq <= ${after}::bigint AND ${onList}
-               AND (p.updated_at > ${from} OR ft.created_at > ${from})`),
+               AND g.person_id IN (
+                 SELECT id FROM persons WHERE tenant_id = ${actor.tenantId} AND updated_at > ${from}
+                 UNION
+                 SELECT person_id FROM face_templates
+                  WHERE tenant_id = ${actor.tenantId} AND model_id = ${modelId} AND created_at > ${from})`),
         );
       }
       const last = rows
