@@ -118,7 +118,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
       .toContain('“Entrance A, kiosk 2” is paired');
     await page.click('#pairing-done');
     await expect.poll(() => page.locator('#add-device-dialog').count()).toBe(0);
-    expect(await focusedId(page)).toBe('add-device');
+    await expect.poll(() => focusedId(page)).toBe('add-device');
 
     // Once it calls the cloud it is online, with its events, sync and queue.
     const sync = await app.request('POST', '/v1/sync/batch', {
@@ -176,14 +176,15 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
     // Cancel first: nothing happens and focus is back on the row's button.
     await page.keyboard.press('Escape');
     await expect.poll(() => page.locator('#confirm-title').count()).toBe(0);
-    expect(await focusedLabel(page)).toBe('Revoke: Entrance A, kiosk 3');
+    // The dialog's close hands focus back on its next frame: polled, not read at once.
+    await expect.poll(() => focusedLabel(page)).toBe('Revoke: Entrance A, kiosk 3');
     expect((await app.request('GET', '/v1/sync/device', { headers: asDevice(door.token) })).status).toBe(200);
 
     await page.keyboard.press('Enter');
     await page.locator('#confirm-title').waitFor();
     await page.getByRole('button', { name: 'Revoke', exact: true }).click();
     await expect.poll(() => row(page, 'Entrance A, kiosk 3').innerText()).toContain('revoked');
-    expect(await focusedId(page)).toBe('add-device');
+    await expect.poll(() => focusedId(page)).toBe('add-device');
     const refused = await app.request('GET', '/v1/sync/device', { headers: asDevice(door.token) });
     expect(refused.status).toBe(401);
     expect(refused.body.code).toBe('invalid_token');

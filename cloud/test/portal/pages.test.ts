@@ -176,8 +176,10 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     );
     // A retake reopens the camera on that photo, then the set is complete again.
     await page.click('#retake-2');
+    // The camera reopens (getUserMedia) before the step changes; the video may still show the last
+    // stream's size meanwhile, so the step is polled.
+    await expect.poll(() => page.locator('#step').innerText()).toBe('Photo 2 of 3');
     await cameraPlaying(page);
-    expect(await page.locator('#step').innerText()).toBe('Photo 2 of 3');
     await page.click('#take-photo');
     expect(await page.isVisible('#camera-box')).toBe(false);
     expect(await page.locator('#thumbs li').count()).toBe(3);
