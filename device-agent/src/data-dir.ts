@@ -4,7 +4,19 @@
 // the key tells at start whether the key opens the data, before anything is read or written; a key
 // that does not stops the agent with a StartError, nothing changed or deleted.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createSealer, type Sealer } from './sealed.js';
 
@@ -37,12 +49,39 @@ export function privateDir(dir: string): void {
   chmodSync(dir, 0o700);
 }
 
-/** A whole file written to a temporary name, then renamed over the old one (never half written). */
-export function writePrivateFile(file: string, content: string | Buffer): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, content, { mode: 0o600 });
-  renameSync(tmp, file);
+export function writeAll(fd: number, buf: Buffer): void {
+  let at = 0;
+  while (at < buf.length) at += writeSync(fd, buf, at, buf.length - at);
 }
+
+function syncDir(dir: string) {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Writes a whole file under a temporary name (0600), flushes it to the disk and renames it into place:
+ * after a crash the file is the old one or the new one, never half written.
+ */
+export function replaceFile(file: string, write: (fd: number) => void): void {
+  const tmp = `${file}.tmp`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    write(fd);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  syncDir(path.dirname(file));
+}
+
+export const writePrivateFile = (file: string, content: string | Buffer): void =>
+  replaceFile(file, (fd) => writeAll(fd, Buffer.from(content)));
 
 export function parseKey(base64: string, what: string): Buffer {
   const key = Buffer.from(base64.trim(), 'base64');
@@ -82,7 +121,7 @@ export function wrongKeyMessage(dir: string, source: KeySource): string {
   return (
     `${which} the data in ${dir}: it was sealed under another key. Nothing was changed or deleted. ` +
     `Start the agent with the key the data was sealed with (AGENT_DATA_KEY as before, or unset it to use ` +
-    `${KEY_FILE} in that folder), or see "Recovery" in device-agent/README.md.`
+    `${KEY_FILE} in that folder), or see "Data folder, key and recovery" in device-agent/README.md.`
   );
 }
 

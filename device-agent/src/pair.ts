@@ -1,10 +1,12 @@
 // `pnpm agent pair --cloud URL --code XXXX-XXXX`: exchanges the code the console shows for this
 // device's credentials (POST /v1/devices/pair) and keeps them sealed in the data folder, with the
 // events the console assigned. The agent then starts with no cloud settings at all. Pairing again
-// replaces the credentials; queued check-ins stay and upload under the new ones.
+// replaces the credentials; queued check-ins stay and upload under the new ones. It takes the folder
+// like the agent (a running agent would write its own copy of the state over the new credentials).
 import { createPortico } from '@portico/sdk';
-import { checkKey, dataKeyOf, privateDir, StartError, wrongKeyMessage } from './data-dir.js';
+import { checkKey, dataKeyOf, lockDir, privateDir, StartError, wrongKeyMessage } from './data-dir.js';
 import { openDeviceState } from './device-state.js';
+import { sdkCloud, servedTokens } from './sync.js';
 
 export async function pair(args: {
   cloud: string;
@@ -14,13 +16,22 @@ export async function pair(args: {
 }) {
   const cloudUrl = args.cloud.replace(/\/$/, '');
   privateDir(args.dataDir);
-  const { sealer, source } = dataKeyOf(args.dataDir, args.dataKey);
-  if (checkKey(args.dataDir, sealer) === 'wrong') throw new StartError(wrongKeyMessage(args.dataDir, source));
+  const release = lockDir(args.dataDir, 'pairing');
+  try {
+    return await exchange(args.dataDir, cloudUrl, args.code, args.dataKey);
+  } finally {
+    release();
+  }
+}
+
+async function exchange(dir: string, cloudUrl: string, code: string, dataKey: Buffer | undefined) {
+  const { sealer, source } = dataKeyOf(dir, dataKey);
+  if (checkKey(dir, sealer) === 'wrong') throw new StartError(wrongKeyMessage(dir, source));
 
   const portico = createPortico({ baseUrl: cloudUrl, retry: { maxRetries: 0, timeoutMs: 10_000 } });
   let paired;
   try {
-    paired = await portico.api.POST('/v1/devices/pair', { body: { code: args.code } });
+    paired = await portico.api.POST('/v1/devices/pair', { body: { code } });
   } catch (error) {
     throw new StartError(`cannot reach the cloud at ${cloudUrl}: ${(error as Error).message}`);
   }
@@ -33,14 +44,9 @@ export async function pair(args: {
     );
   }
   const { device, deviceToken, internalSecret } = paired.data;
-  const state = openDeviceState(args.dataDir, sealer);
   const credentials = { cloudUrl, internalSecret, deviceToken, deviceId: device.id, name: device.name };
-  const assigned = await createPortico({
-    baseUrl: cloudUrl,
-    device: { internalSecret, token: deviceToken },
-    retry: { maxRetries: 0, timeoutMs: 10_000 },
-  }).api.GET('/v1/sync/device');
-  const events = assigned.data?.events ?? [];
-  state.update({ credentials, eventTokens: events.map((e) => e.token) });
-  return { device: device.name, deviceId: device.id, cloudUrl, events: events.map((e) => e.name) };
+  // The assignment now, so the first start serves it even with the cloud away (else: at the first sync).
+  const assigned = (await sdkCloud(credentials).device()).data ?? { device, events: [] };
+  openDeviceState(dir, sealer).update({ credentials, eventTokens: servedTokens(assigned) });
+  return { device: device.name, deviceId: device.id, cloudUrl, events: assigned.events.map((e) => e.name) };
 }

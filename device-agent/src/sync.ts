@@ -51,6 +51,11 @@ export interface SyncCloud {
 }
 
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * `lastSyncAt` reaches the disk at most this often, and when the loop stops: not a file rewritten at
+ * every sync of a kiosk's flash. A crash loses at most this much of it (the queue is not affected).
+ */
+const PERSIST_SYNC_EVERY_MS = 60_000;
 
 /** The cloud through `@portico/sdk`, with this device's credentials (the environment's or the pairing's). */
 export function sdkCloud(link: Link): SyncCloud {
@@ -72,6 +77,10 @@ export function sdkCloud(link: Link): SyncCloud {
     device: () => portico.api.GET('/v1/sync/device'),
   };
 }
+
+/** The events a device serves of those assigned to it: a draft has no replica yet (404) until published. */
+export const servedTokens = (assigned: SyncDevice): string[] =>
+  assigned.events.filter((e) => e.status !== 'draft').map((e) => e.token);
 
 /** Runs `job` after `delayMs` and returns its cancel: setTimeout in the agent, stepped by hand in tests. */
 export type Scheduler = (delayMs: number, job: () => Promise<void>) => () => void;
@@ -202,9 +211,7 @@ export function createSync(deps: {
   /** The events to sync: the fixed ones, else those the console assigned to this device now. */
   async function served(): Promise<readonly string[]> {
     if (config.eventTokens) return config.eventTokens;
-    const { events } = await call('/v1/sync/device', cloud.device());
-    // A draft has no replica yet (404): it is served once published.
-    const tokens = events.filter((e) => e.status !== 'draft').map((e) => e.token);
+    const tokens = servedTokens(await call('/v1/sync/device', cloud.device()));
     const held = replica.all().map((r) => r.token);
     if (tokens.length !== held.length || tokens.some((t) => !held.includes(t))) {
       await replica.serve(tokens);
@@ -213,13 +220,20 @@ export function createSync(deps: {
     return tokens;
   }
 
+  let persistedSyncAt = state.lastSyncAt ?? -Infinity;
+  function persistSyncAt() {
+    if (state.lastSyncAt === null || state.lastSyncAt === persistedSyncAt) return;
+    deps.device.update({ lastSyncAt: state.lastSyncAt });
+    persistedSyncAt = state.lastSyncAt;
+  }
+
   async function tick() {
     try {
       await flush();
       for (const token of await served()) await refresh(token);
       await flush();
       Object.assign(state, { online: true, unauthorized: null, lastSyncAt: deps.now(), lastError: null });
-      deps.device.update({ lastSyncAt: state.lastSyncAt! });
+      if (state.lastSyncAt! - persistedSyncAt >= PERSIST_SYNC_EVERY_MS) persistSyncAt();
       backoffMs = 0;
     } catch (error) {
       // Anything but the cloud failing (the disk, a bug) is logged and retried the same way: the door
@@ -264,6 +278,7 @@ export function createSync(deps: {
       stopped = true;
       cancel?.();
       await running?.catch(() => undefined);
+      persistSyncAt();
     },
   };
 }

@@ -22,12 +22,12 @@ import {
   mkdirSync,
   openSync,
   readSync,
-  renameSync,
   statSync,
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
 import { EMBEDDING_DIMENSIONS } from '@portico/face-engine';
+import { replaceFile, writeAll } from './data-dir.js';
 import { TAG_BYTES, type Sealer } from './sealed.js';
 
 export type TemplateChange =
@@ -106,11 +106,6 @@ function decode(buf: Buffer, sink: TemplateSink, scratch: Float32Array): number 
   return at;
 }
 
-function writeAll(fd: number, buf: Buffer) {
-  let at = 0;
-  while (at < buf.length) at += writeSync(fd, buf, at, buf.length - at);
-}
-
 function readExactly(fd: number, length: number, position: number): Buffer {
   const buf = Buffer.alloc(length);
   let at = 0;
@@ -120,29 +115,6 @@ function readExactly(fd: number, length: number, position: number): Buffer {
     at += n;
   }
   return at === length ? buf : buf.subarray(0, at);
-}
-
-function syncDir(dir: string) {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Writes a whole file under a temporary name, flushes it and renames it into place. */
-function replaceFile(file: string, write: (fd: number) => void) {
-  const tmp = `${file}.tmp`;
-  const fd = openSync(tmp, 'w');
-  try {
-    write(fd);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  syncDir(path.dirname(file));
 }
 
 export function openTemplateStore(

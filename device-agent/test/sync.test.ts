@@ -145,6 +145,7 @@ async function setUp(options: { eventTokens?: string[] | null } = {}) {
   const device = openDeviceState(dir, sealer);
   const { cloud, api } = standInCloud();
   const timer = steppedTimer();
+  const clock = { now: NOW };
   const start = (deviceFile = device) =>
     createSync({
       config: {
@@ -156,13 +157,13 @@ async function setUp(options: { eventTokens?: string[] | null } = {}) {
       queue,
       replica,
       device: deviceFile,
-      now: () => NOW,
+      now: () => clock.now,
       schedule: timer.schedule,
       log: log.child({ module: 'sync' }),
       onChange: () => undefined,
     });
   const sync = start();
-  return { dir, sealer, cloud, timer, sync, queue, replica, device, lines, start };
+  return { dir, sealer, cloud, timer, sync, queue, replica, device, lines, start, clock };
 }
 
 describe('the sync loop', () => {
@@ -341,5 +342,24 @@ describe('the sync loop', () => {
     await sync.stop();
     // Restarted: the state read again from the disk.
     expect(start(openDeviceState(dir, sealer)).state.lastSyncAt).toBe(NOW);
+  });
+
+  it('writes lastSyncAt to the disk at most once a minute, and when it stops', async () => {
+    const { dir, sealer, timer, sync, clock } = await setUp();
+    const stored = () => openDeviceState(dir, sealer).get().lastSyncAt;
+    await sync.start();
+    expect(stored()).toBe(NOW);
+    clock.now = NOW + 30_000;
+    await timer.elapse();
+    expect(sync.state.lastSyncAt).toBe(NOW + 30_000);
+    expect(stored()).toBe(NOW);
+    clock.now = NOW + 61_000;
+    await timer.elapse();
+    expect(stored()).toBe(NOW + 61_000);
+    clock.now = NOW + 70_000;
+    await timer.elapse();
+    expect(stored()).toBe(NOW + 61_000);
+    await sync.stop();
+    expect(stored()).toBe(NOW + 70_000);
   });
 });
