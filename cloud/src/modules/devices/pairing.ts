@@ -16,7 +16,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { hashToken } from '../../infra/crypto.js';
 import { isUniqueViolation, newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
-import { assignableEvents, DEVICE_WIRE_INCLUDE, deviceWire, newDeviceToken } from './service.js';
+import { assignableEvents, deviceWire, insertDevice } from './service.js';
 
 const CODE_LENGTH = 8;
 
@@ -139,30 +139,24 @@ export function createPairingService(
                 select: { id: true },
               })
             ).map((e) => e.id);
-            const { id, token } = newDeviceToken();
-            await tx.device.create({
-              data: {
-                id,
-                tenantId: code.tenantId,
-                name: code.name,
-                secretHash: hashToken(token),
-                createdAt: now,
-                events: { create: eventIds.map((eventId) => ({ eventId })) },
-              },
+            const { row: device, token } = await insertDevice(tx, {
+              tenantId: code.tenantId,
+              name: code.name,
+              createdAt: now,
+              eventIds,
             });
-            await tx.pairingCode.update({ where: { id: code.id }, data: { deviceId: id } });
+            await tx.pairingCode.update({ where: { id: code.id }, data: { deviceId: device.id } });
             await recordAudit(tx, {
               tenantId: code.tenantId,
               actorType: 'public',
               actorId: null,
               action: 'device.paired',
               targetType: 'device',
-              targetId: id,
+              targetId: device.id,
               metadata: { name: code.name, pairingCodeId: code.id, eventIds },
               requestId: meta.requestId,
               ip: meta.ip,
             });
-            const device = await tx.device.findUniqueOrThrow({ where: { id }, include: DEVICE_WIRE_INCLUDE });
             return { device: deviceWire(device, now), deviceToken: token };
           })
         : null;

@@ -61,9 +61,32 @@ export async function assignableEvents(
 }
 
 /** A new device's id and token: the id travels inside the token so a device is found by primary key. */
+/** A device id and its token: the id travels inside the token so a device is found by primary key. */
 export function newDeviceToken(): { id: string; token: string } {
   const id = newId();
   return { id, token: `${TOKEN_PREFIX}${id}.${randomToken('')}` };
+}
+
+/**
+ * A new device of the tenant and its token, answered once (only the token's hash is stored).
+ */
+export async function insertDevice(
+  tx: Pick<Tx, 'device'>,
+  device: { tenantId: string; name: string; createdAt: Date; eventIds?: readonly string[] },
+): Promise<{ row: DeviceRow; token: string }> {
+  const { id, token } = newDeviceToken();
+  const row = await tx.device.create({
+    data: {
+      id,
+      tenantId: device.tenantId,
+      name: device.name,
+      secretHash: hashToken(token),
+      createdAt: device.createdAt,
+      events: { create: (device.eventIds ?? []).map((eventId) => ({ eventId })) },
+    },
+    include: DEVICE_WIRE_INCLUDE,
+  });
+  return { row, token };
 }
 
 const invalidDevice = () => new AppError(401, 'invalid_token', 'Unknown or revoked device token');
@@ -78,29 +101,23 @@ export function createDeviceService(deps: Pick<AppDeps, 'db' | 'clock'>) {
   const { prisma } = deps.db;
   return {
     async register(actor: ActorOf<'adminSession'>, name: string, meta: RequestMeta) {
-      const { id, token } = newDeviceToken();
-      const device = await prisma.$transaction(async (tx) => {
-        const row = await tx.device.create({
-          data: {
-            id,
-            tenantId: actor.tenantId,
-            name,
-            secretHash: hashToken(token),
-            createdAt: deps.clock.now(),
-          },
-          include: DEVICE_WIRE_INCLUDE,
+      const { device, token } = await prisma.$transaction(async (tx) => {
+        const { row, token } = await insertDevice(tx, {
+          tenantId: actor.tenantId,
+          name,
+          createdAt: deps.clock.now(),
         });
         await recordAudit(tx, {
           tenantId: actor.tenantId,
           ...auditActorOf(actor),
           action: 'device.registered',
           targetType: 'device',
-          targetId: id,
+          targetId: row.id,
           metadata: { name },
           requestId: meta.requestId,
           ip: meta.ip,
         });
-        return row;
+        return { device: row, token };
       });
       return { ...deviceWire(device, deps.clock.now()), token };
     },
