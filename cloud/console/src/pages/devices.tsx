@@ -313,6 +313,13 @@ type Open =
   | { kind: 'events'; device: Device }
   | { kind: 'revoke'; device: Device };
 
+/** A device row's buttons: the dialog each opens and its label. */
+const ROW_ACTIONS = [
+  ['rename', 'rename'],
+  ['events', 'editEvents'],
+  ['revoke', 'revoke'],
+] as const;
+
 function StateBadge({ device }: { device: Device }) {
   if (device.revokedAt) return <Badge tone="bad">{t('revoked')}</Badge>;
   return device.online ? <Badge tone="ok">{t('online')}</Badge> : <Badge>{t('offlineState')}</Badge>;
@@ -386,34 +393,19 @@ export function Devices({ session }: { session: Session }) {
             <td data-label={t('lastSync')}>{when(d.lastSyncAt)}</td>
             <td data-label={t('queueLength')}>{d.queueLength ?? '—'}</td>
             <td class="device-actions" data-label={t('actions')}>
-              {d.revokedAt ? null : (
-                <>
-                  <button
-                    type="button"
-                    class="outline"
-                    aria-label={`${t('rename')}: ${d.name}`}
-                    onClick={() => setOpen({ kind: 'rename', device: d })}
-                  >
-                    {t('rename')}
-                  </button>
-                  <button
-                    type="button"
-                    class="outline"
-                    aria-label={`${t('editEvents')}: ${d.name}`}
-                    onClick={() => setOpen({ kind: 'events', device: d })}
-                  >
-                    {t('editEvents')}
-                  </button>
-                  <button
-                    type="button"
-                    class="outline contrast"
-                    aria-label={`${t('revoke')}: ${d.name}`}
-                    onClick={() => setOpen({ kind: 'revoke', device: d })}
-                  >
-                    {t('revoke')}
-                  </button>
-                </>
-              )}
+              {d.revokedAt
+                ? null
+                : ROW_ACTIONS.map(([kind, label]) => (
+                    <button
+                      key={kind}
+                      type="button"
+                      class={kind === 'revoke' ? 'outline contrast' : 'outline'}
+                      aria-label={`${t(label)}: ${d.name}`}
+                      onClick={() => setOpen({ kind, device: d })}
+                    >
+                      {t(label)}
+                    </button>
+                  ))}
             </td>
           </tr>
         ))}
