@@ -11,7 +11,6 @@ import { OpenApiGeneratorV31, OpenAPIRegistry } from '@asteasolutions/zod-to-ope
 import {
   AgentChallenge as Challenge,
   AgentFaceBox as FaceBox,
-  AgentProblem as Problem,
   AgentStatus,
   DoorAnswer,
   AgentIdentifyAnswer as IdentifyAnswer,
@@ -20,7 +19,7 @@ import {
   StepUpCandidate,
   z,
 } from '@portico/contract';
-import { DoorError, STEP_UP_TTL_MS, type Door, type StepUpProof } from './door.js';
+import { DoorError, STEP_UP_TTL_MS, type Door } from './door.js';
 import type { FrameSource } from './camera.js';
 import { GUIDE_FRAME_MAX_CHARS, type Guide } from './guide.js';
 import type { Logger } from './log.js';
@@ -28,6 +27,8 @@ import { CHALLENGE_MAX_FRAMES } from './liveness.js';
 import type { Replica } from './replica.js';
 import { PIN_PATTERN } from './pin.js';
 import { refuse, requestGuard, type RequestGuard } from './request-guard.js';
+import { invalidFields, newRequestId, problemOf, type ProblemInput } from './problem.js';
+import { defineRoute, match, STAFF_HEADER, toOpenApi, type Route } from './route.js';
 import type { Staff } from './staff.js';
 
 const StepUpParams = z.object({ attemptId: z.string().min(1).max(64) });
@@ -120,33 +121,6 @@ const GuestQuery = z.object({
 });
 const ManualBody = z.strictObject({ guestId: z.string().min(1).max(64) }).openapi('ManualBody');
 
-type Handler = (input: {
-  params: Record<string, string>;
-  query: unknown;
-  body: unknown;
-  staffToken: string | undefined;
-  /** The caller is on this machine. */
-  local: boolean;
-}) => Promise<unknown>;
-interface Route {
-  method: 'get' | 'post' | 'delete';
-  path: string;
-  summary: string;
-  description?: string;
-  /** Staff routes: callers on this machine only, and (but for opening one) a staff session. */
-  staff?: 'open' | 'session';
-  /** The success status: 200 unless said. */
-  status?: 202;
-  /** Admits or refuses someone: refused while the cloud refuses this device (403 `device_not_authorised`). */
-  decides?: true;
-  params?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
-  response: z.ZodType;
-  handler: Handler;
-}
-
-const STAFF_HEADER = 'x-staff-session';
 // JSON only, never to be rendered or framed.
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -174,14 +148,14 @@ export function createApi(deps: {
   log: Logger;
 }) {
   const routes: Route[] = [
-    {
+    defineRoute({
       method: 'get',
       path: '/status',
       summary: 'Online state, queue, last sync, replica sizes',
       response: AgentStatus,
       handler: () => deps.status(),
-    },
-    {
+    }),
+    defineRoute({
       method: 'get',
       path: '/challenge',
       summary: 'A fresh liveness challenge (nonce + action, 60 s, single use)',
@@ -190,8 +164,8 @@ export function createApi(deps: {
         const c = deps.door.challenge();
         return { nonce: c.nonce, action: c.action, expiresAt: new Date(c.expiresAt).toISOString() };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'post',
       path: '/challenge/{nonce}/frames',
       summary: 'One frame of a challenge in progress, sent as soon as it is taken',
@@ -207,10 +181,9 @@ export function createApi(deps: {
       body: ChallengeFrameBody,
       status: 202,
       response: ChallengeFrames,
-      handler: async ({ params, body }) =>
-        deps.door.streamFrame(params.nonce!, (body as z.infer<typeof ChallengeFrameBody>).frame),
-    },
-    {
+      handler: async ({ params, body }) => deps.door.streamFrame(params.nonce, body.frame),
+    }),
+    defineRoute({
       method: 'post',
       path: '/events/{token}/identify',
       decides: true,
@@ -222,15 +195,15 @@ export function createApi(deps: {
         'and spent with its frames; 400 `no_frames` when none were streamed. `frames` with a nonce that ' +
         'has streamed frames is ambiguous: 400 `ambiguous_frames` (the nonce is spent). Three answers ' +
         '(`@portico/checkin-policy` faceDecision): a frame too poor to judge (small, dark, turned face) is ' +
-        '422 `face_retake` with `details.reasons` and nothing queued; a face between the refuse and the ' +
+        '422 `face_retake` with `reasons` (as the cloud) and nothing queued; a face between the refuse and the ' +
         'accept line answers `step_up_required` (complete it with `POST /step-up/{attemptId}`); otherwise ' +
         'the decision, queued.',
       params: TokenParams,
       body: IdentifyBody,
       response: IdentifyAnswer,
-      handler: ({ params, body }) => deps.door.identify(params.token!, body as z.infer<typeof IdentifyBody>),
-    },
-    {
+      handler: ({ params, body }) => deps.door.identify(params.token, body),
+    }),
+    defineRoute({
       method: 'post',
       path: '/events/{token}/identify-camera',
       decides: true,
@@ -240,13 +213,13 @@ export function createApi(deps: {
       response: IdentifyAnswer,
       handler: async ({ params, body }) => {
         if (!deps.camera) throw new DoorError(503, 'no_camera', 'No FRAME_SOURCE is configured');
-        const { frames: count, nonce } = (body as z.infer<typeof CameraBody> | undefined) ?? { frames: 1 };
+        const { frames: count, nonce } = body ?? { frames: 1 };
         const frames: string[] = [];
         for (let i = 0; i < count; i++) frames.push(await deps.camera.frame());
-        return deps.door.identify(params.token!, { frames, nonce });
+        return deps.door.identify(params.token, { frames, nonce });
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'post',
       path: '/step-up/{attemptId}',
       decides: true,
@@ -263,14 +236,14 @@ export function createApi(deps: {
       body: StepUpBody,
       response: DoorAnswer,
       handler: ({ params, body, staffToken, local }) =>
-        deps.door.completeStepUp(params.attemptId!, body as StepUpProof, () => {
+        deps.door.completeStepUp(params.attemptId, body, () => {
           if (!local) throw new DoorError(403, 'local_only', 'Staff confirm only on this machine');
-          const { pin } = body as { pin?: string };
+          const pin = body.factor === 'staff' ? body.pin : undefined;
           if (pin !== undefined) deps.staff.verify(pin);
           else deps.staff.check(staffToken);
         }),
-    },
-    {
+    }),
+    defineRoute({
       method: 'get',
       path: '/step-up/{attemptId}',
       summary: "A step-up's candidate, for staff to check a document (staff)",
@@ -280,9 +253,9 @@ export function createApi(deps: {
       staff: 'session',
       params: StepUpParams,
       response: StepUpCandidate,
-      handler: async ({ params }) => deps.door.stepUpCandidate(params.attemptId!),
-    },
-    {
+      handler: async ({ params }) => deps.door.stepUpCandidate(params.attemptId),
+    }),
+    defineRoute({
       method: 'post',
       path: '/events/{token}/qr',
       decides: true,
@@ -290,9 +263,9 @@ export function createApi(deps: {
       params: TokenParams,
       body: QrBody,
       response: DoorAnswer,
-      handler: ({ params, body }) => deps.door.qr(params.token!, (body as z.infer<typeof QrBody>).code),
-    },
-    {
+      handler: ({ params, body }) => deps.door.qr(params.token, body.code),
+    }),
+    defineRoute({
       method: 'post',
       path: '/face-box',
       summary: "Where the face is in a small frame (the kiosk's live face guide)",
@@ -301,9 +274,9 @@ export function createApi(deps: {
         'into "come closer", "step back" or "move left/right/up/down". Nothing is kept or queued.',
       body: FaceBoxBody,
       response: FaceBox,
-      handler: ({ body }) => deps.guide.box((body as z.infer<typeof FaceBoxBody>).frame),
-    },
-    {
+      handler: ({ body }) => deps.guide.box(body.frame),
+    }),
+    defineRoute({
       method: 'post',
       path: '/staff/session',
       summary: 'Open a staff session with the staff PIN',
@@ -315,9 +288,9 @@ export function createApi(deps: {
       staff: 'open',
       body: PinBody,
       response: StaffSession,
-      handler: async ({ body }) => deps.staff.open((body as z.infer<typeof PinBody>).pin),
-    },
-    {
+      handler: async ({ body }) => deps.staff.open(body.pin),
+    }),
+    defineRoute({
       method: 'delete',
       path: '/staff/session',
       summary: 'End the staff session (x-staff-session)',
@@ -327,8 +300,8 @@ export function createApi(deps: {
         deps.staff.close(staffToken);
         return { ended: true };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'get',
       path: '/events/{token}/guests',
       summary: "Search the event's guest list on the device (staff)",
@@ -340,13 +313,12 @@ export function createApi(deps: {
       query: GuestQuery,
       response: StaffGuests,
       handler: async ({ params, query }) => {
-        const replica = deps.replica.get(params.token!);
+        const replica = deps.replica.get(params.token);
         if (!replica) throw new DoorError(404, 'unknown_event', 'This device does not serve that event');
-        const { q, limit } = query as z.infer<typeof GuestQuery>;
-        return { items: deps.staff.search(replica, q, limit) };
+        return { items: deps.staff.search(replica, query.q, query.limit) };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'post',
       path: '/events/{token}/manual',
       decides: true,
@@ -358,96 +330,12 @@ export function createApi(deps: {
       params: TokenParams,
       body: ManualBody,
       response: DoorAnswer,
-      handler: ({ params, body }) =>
-        deps.door.manual(params.token!, (body as z.infer<typeof ManualBody>).guestId),
-    },
+      handler: ({ params, body }) => deps.door.manual(params.token, body.guestId),
+    }),
   ];
 
   const registry = new OpenAPIRegistry();
-  for (const r of routes) {
-    registry.registerPath({
-      method: r.method,
-      path: r.path,
-      summary: r.summary,
-      ...(r.description && { description: r.description }),
-      request: {
-        ...(r.params && { params: r.params as never }),
-        ...(r.query && { query: r.query as never }),
-        ...(r.staff === 'session' && {
-          headers: z.object({
-            [STAFF_HEADER]: z.string().openapi({ description: 'The staff session token.' }),
-          }),
-        }),
-        ...(r.body && { body: { content: { 'application/json': { schema: r.body } } } }),
-      },
-      responses: {
-        [r.status ?? 200]: {
-          description: r.status === 202 ? 'Accepted' : 'OK',
-          content: { 'application/json': { schema: r.response } },
-        },
-        400: {
-          description:
-            '`validation_failed`, `invalid_nonce`, `no_frames`, `ambiguous_frames`, `malformed_json`',
-          content: { 'application/json': { schema: Problem } },
-        },
-        404: {
-          description: '`unknown_event`, `unknown_guest`, `unknown_attempt`, `not_found`',
-          content: { 'application/json': { schema: Problem } },
-        },
-        403: {
-          description:
-            '`origin_not_allowed`: sent from a web page of another origin' +
-            (r.decides
-              ? '; `device_not_authorised`: the cloud refuses this device (revoked, or a wrong secret: `/status` `unauthorized` says which)'
-              : ''),
-          content: { 'application/json': { schema: Problem } },
-        },
-        415: {
-          description: '`unsupported_media_type`: a body not sent as `application/json`',
-          content: { 'application/json': { schema: Problem } },
-        },
-        421: {
-          description: '`host_not_allowed`: a Host header not on the allow-list (`AGENT_ALLOWED_HOSTS`)',
-          content: { 'application/json': { schema: Problem } },
-        },
-        ...(r.staff && {
-          401: {
-            description: '`wrong_pin`, `staff_session_required`',
-            content: { 'application/json': { schema: Problem } },
-          },
-          403: {
-            description:
-              '`local_only`: the caller is not on this machine; `origin_not_allowed`: sent from a web page of another origin',
-            content: { 'application/json': { schema: Problem } },
-          },
-          429: {
-            description: '`staff_locked`: too many wrong PINs (`Retry-After`)',
-            content: { 'application/json': { schema: Problem } },
-          },
-        }),
-        409: {
-          description: '`replica_too_old`: face admission stopped; `too_many_frames`; `step_up_used`',
-          content: { 'application/json': { schema: Problem } },
-        },
-        ...(r.path.startsWith('/step-up') && {
-          410: {
-            description: '`step_up_expired`',
-            content: { 'application/json': { schema: Problem } },
-          },
-        }),
-        422: {
-          description:
-            'the face engine refused the frame (`no_face_detected`, …); `face_retake`: too poor to judge ' +
-            '(`details.reasons`)',
-          content: { 'application/json': { schema: Problem } },
-        },
-        503: {
-          description: '`replica_empty`, `engine_unavailable`, `no_camera`',
-          content: { 'application/json': { schema: Problem } },
-        },
-      },
-    });
-  }
+  for (const r of routes) registry.registerPath(toOpenApi(r));
   registry.registerPath({
     method: 'get',
     path: '/status/stream',
@@ -474,13 +362,8 @@ export function createApi(deps: {
     });
     res.end(JSON.stringify(body));
   };
-  const problem = (
-    res: http.ServerResponse,
-    status: number,
-    code: string,
-    detail: string,
-    details?: Record<string, unknown>,
-  ) => send(res, status, { status, code, detail, ...(details && { details }) });
+  const problem = (res: http.ServerResponse, p: ProblemInput) =>
+    send(res, p.status, problemOf(p, res.getHeader('x-request-id') as string));
 
   async function readBody(req: http.IncomingMessage): Promise<unknown> {
     const chunks: Buffer[] = [];
@@ -514,12 +397,14 @@ export function createApi(deps: {
   // Built at the first request: the port is known once listening (0 in tests).
   let guard: RequestGuard | undefined;
   const server = http.createServer((req, res) => {
+    const requestId = newRequestId();
+    res.setHeader('x-request-id', requestId);
     void (async () => {
       guard ??= requestGuard({ port: (server.address() as AddressInfo).port, ...deps.access });
       const refusal = refuse(req, guard);
       if (refusal) {
         req.resume();
-        return problem(res, refusal.status, refusal.code, refusal.detail);
+        return problem(res, refusal);
       }
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = (req.method ?? 'GET').toLowerCase();
@@ -530,62 +415,76 @@ export function createApi(deps: {
         if (!params || route.method !== method) continue;
         const local = LOOPBACK.has(req.socket.remoteAddress ?? '');
         if (route.staff && !local) {
-          return problem(res, 403, 'local_only', 'Staff routes answer only on this machine');
+          return problem(res, {
+            status: 403,
+            code: 'local_only',
+            detail: 'Staff routes answer only on this machine',
+          });
         }
         const staffToken = req.headers[STAFF_HEADER] as string | undefined;
         if (route.staff === 'session') deps.staff.check(staffToken);
         const refusedBy = route.decides ? deps.unauthorized() : null;
         if (refusedBy) {
           req.resume();
-          return problem(res, 403, 'device_not_authorised', `This device is not authorised: ${refusedBy}`);
+          return problem(res, {
+            status: 403,
+            code: 'device_not_authorised',
+            detail: `This device is not authorised: ${refusedBy}`,
+          });
         }
-        const parsedParams = route.params ? route.params.safeParse(params) : { success: true as const };
+        const parsedParams = route.params
+          ? route.params.safeParse(params)
+          : { success: true as const, data: undefined };
         const query = route.query
           ? route.query.safeParse(Object.fromEntries(url.searchParams))
           : { success: true as const, data: undefined };
         const raw = await readBody(req);
         const body = route.body ? route.body.safeParse(raw) : { success: true as const, data: undefined };
         if (!parsedParams.success || !query.success || !body.success) {
-          const issues = [
-            ...(parsedParams.success ? [] : parsedParams.error.issues),
-            ...(query.success ? [] : query.error.issues),
-            ...(body.success ? [] : body.error.issues),
+          const errors = [
+            ...fieldErrors(parsedParams, 'params'),
+            ...fieldErrors(query, 'query'),
+            ...fieldErrors(body, 'body'),
           ];
-          return problem(
-            res,
-            400,
-            'validation_failed',
-            issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
-          );
+          return problem(res, invalidFields(errors));
         }
-        return send(
-          res,
-          route.status ?? 200,
-          await route.handler({ params, query: query.data, body: body.data, staffToken, local }),
-        );
+        const answer = await route.handler({
+          params: parsedParams.data,
+          query: query.data,
+          body: body.data,
+          staffToken,
+          local,
+        });
+        return send(res, route.status ?? 200, answer);
       }
-      return problem(res, 404, 'not_found', 'No such route');
+      return problem(res, { status: 404, code: 'not_found', detail: 'No such route' });
     })().catch((error: unknown) => {
       if (error instanceof DoorError) {
         if (error.retryAfterS !== undefined) res.setHeader('retry-after', String(error.retryAfterS));
-        return problem(res, error.status, error.code, error.message, error.details);
+        return problem(res, {
+          status: error.status,
+          code: error.code,
+          detail: error.message,
+          ...(error.details && { extra: error.details }),
+        });
       }
-      deps.log.error({ err: error, method: req.method }, 'request failed');
-      if (!res.headersSent) problem(res, 500, 'internal_error', 'See the agent log');
+      deps.log.error({ err: error, method: req.method, requestId }, 'request failed');
+      if (!res.headersSent) {
+        problem(res, { status: 500, code: 'internal_error', detail: `See the agent log (${requestId})` });
+      }
     });
   });
   return server;
 }
 
-function match(pattern: string, pathname: string): Record<string, string> | null {
-  const want = pattern.split('/');
-  const got = pathname.split('/');
-  if (want.length !== got.length) return null;
-  const params: Record<string, string> = {};
-  for (let i = 0; i < want.length; i++) {
-    const w = want[i]!;
-    if (w.startsWith('{')) params[w.slice(1, -1)] = decodeURIComponent(got[i]!);
-    else if (w !== got[i]) return null;
-  }
-  return params;
+/** A failed parse's issues as the cloud lists them (`body.frames: …`); none for a parse that passed. */
+function fieldErrors(
+  result: { success: true } | { success: false; error: z.ZodError },
+  where: string,
+): { path: string; message: string }[] {
+  if (result.success) return [];
+  return result.error.issues.map((i) => ({
+    path: [where, ...i.path.map(String)].join('.'),
+    message: i.message,
+  }));
 }

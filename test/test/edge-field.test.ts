@@ -160,7 +160,16 @@ describe('the agent in the field (real cloud on PGlite, agent as a child process
     const refused = await agentCall(agent, 'POST', `/events/${event.publicToken}/qr`, {
       code: guest.checkinUrl,
     });
-    expect(refused).toMatchObject({ status: 403, body: { code: 'device_not_authorised' } });
+    expect(refused).toMatchObject({
+      status: 403,
+      body: {
+        type: 'https://portico.dev/problems/device_not_authorised',
+        title: 'Forbidden',
+        status: 403,
+        code: 'device_not_authorised',
+        requestId: expect.stringMatching(/^req_/),
+      },
+    });
     expect((await agentCall(agent, 'GET', '/status')).body.queueLength).toBe(0);
     const logged = stderr
       .split('\n')

@@ -2,6 +2,7 @@
 // the kiosk UI types its answers from these, and the agent validates and documents its routes with
 // them (`/docs-json` of the agent). Outcomes and denial reasons are the cloud's own (checkin.ts).
 import { CheckinOutcome, DenialReason } from './checkin.js';
+import { Problem } from './errors.js';
 import { z } from './zod.js';
 
 /** How long a step-up (a face between the two lines) waits for its second factor on a device. */
@@ -81,21 +82,35 @@ export const AgentStatus = z
     ),
   })
   .openapi('AgentStatus');
-export const AgentProblem = z
-  .object({
-    status: z.number().int(),
-    code: z.string(),
-    detail: z.string(),
-    details: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .openapi({
-        description:
-          '`face_retake`: `{ reasons, quality }`, reasons worst first among `move_closer`, `more_light`, ' +
-          '`face_the_camera`.',
-      }),
-  })
-  .openapi('AgentProblem');
+/**
+ * The cloud's problem shape (RFC 9457, `application/problem+json`, errors.ts `Problem`) with the agent's
+ * own codes: a retake's `reasons` and `quality` at the top level, as the cloud answers `face_retake`.
+ */
+export const AgentProblem = Problem.extend({
+  code: z.string().openapi({
+    description:
+      "Stable, snake_case: the cloud's codes where they mean the same (`validation_failed`, `face_retake`, " +
+      "`not_found`, …) and the agent's own (`unknown_event`, `replica_too_old`, `device_not_authorised`, …).",
+    example: 'face_retake',
+  }),
+  reasons: z.array(z.string()).optional().openapi({
+    description:
+      '`face_retake`: what to fix, worst first, among `move_closer`, `more_light`, `face_the_camera`.',
+  }),
+  quality: z
+    .number()
+    .optional()
+    .openapi({ description: "`face_retake`: the probe's quality in [0, 1], below the tenant's line." }),
+  details: z
+    .object({ reasons: z.array(z.string()), quality: z.number() })
+    .partial()
+    .optional()
+    .openapi({
+      deprecated: true,
+      description:
+        '`face_retake`: `{ reasons, quality }` again, for kiosks that read them here; read the top level.',
+    }),
+}).openapi('AgentProblem');
 
 export const AgentChallenge = z
   .object({ nonce: z.string(), action: z.enum(['blink', 'turn_head']), expiresAt: z.string() })
