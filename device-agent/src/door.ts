@@ -2,8 +2,19 @@
 // (online or not) and written to the durable queue before it is answered, saying whether the cloud
 // was reachable at the time.
 import { createHash, randomBytes } from 'node:crypto';
-import { identify, isFaceEngineError, type FaceEngine, type FaceProbe } from '@portico/face-engine';
-import { AGENT_STEP_UP_TTL_MS, SYNC_FRAME_MAX_BYTES, type SyncItem } from '@portico/contract';
+import {
+  identify,
+  isFaceEngineError,
+  type FaceAnalysis,
+  type FaceEngine,
+  type FaceProbe,
+} from '@portico/face-engine';
+import {
+  AGENT_STEP_UP_TTL_MS,
+  SYNC_FRAME_MAX_BYTES,
+  type AgentChallengeRequired as ChallengeRequired,
+  type SyncItem,
+} from '@portico/contract';
 import {
   admission,
   eventVerdict,
@@ -11,13 +22,15 @@ import {
   faceDecision,
   geofenceStatus,
   isAdmitted,
+  passiveLiveness,
   probeQuality,
   retakeReasons,
   type Decision,
   type FacePolicy,
+  type LivenessChallengeMode,
 } from '@portico/checkin-policy';
 import { uuidv7 } from './ids.js';
-import { actionPerformed, CHALLENGE_MAX_FRAMES, createChallenges } from './liveness.js';
+import { actionPerformed, CHALLENGE_MAX_FRAMES, createChallenges, type Challenge } from './liveness.js';
 import type { Queue } from './queue.js';
 import type { EventReplica, Replica } from './replica.js';
 import type { StepUpFactor, QueuedItem } from './sync-item.js';
@@ -72,11 +85,12 @@ const OFFLINE_FACTORS: readonly StepUpFactor[] = ['qr', 'staff'];
 
 /**
  * The face lines of a replica's policy. A cloud from before the three answers sends only
- * `matchThreshold`: the refuse line, the quality floor and the factors then take their defaults.
+ * `matchThreshold`: the refuse line, the quality floor and the factors then take their defaults; one
+ * from before `livenessChallenge` sends none, read as `always` (what its doors did).
  */
 function faceLines(
   policy: NonNullable<EventReplica['policy']>,
-): FacePolicy & { stepUpFactors: StepUpFactor[] } {
+): FacePolicy & { stepUpFactors: StepUpFactor[]; livenessChallenge: LivenessChallengeMode } {
   const p = policy as typeof policy &
     Partial<{ stepUpThreshold: number; probeQualityMin: number; stepUpFactors: string[] }>;
   return {
@@ -85,6 +99,7 @@ function faceLines(
     probeQualityMin: p.probeQualityMin ?? FACE_LINE_DEFAULTS.probeQualityMin,
     requireLiveness: p.requireLiveness,
     livenessThreshold: p.livenessThreshold,
+    livenessChallenge: p.livenessChallenge ?? 'always',
     stepUpFactors: (p.stepUpFactors ?? OFFLINE_FACTORS).filter((f): f is StepUpFactor =>
       OFFLINE_FACTORS.includes(f as StepUpFactor),
     ),
@@ -235,6 +250,117 @@ export function createDoor(deps: {
     };
   }
 
+  /**
+   * The face decision on a challenge's frames (streamed ones carry their analysis, under way) or on
+   * frames sent at once. With liveness required, `challenge`'s action is judged on the frames, or, on a
+   * passive look, the passive score alone settles liveness or asks for the challenge.
+   */
+  async function decideFace(
+    replica: ReturnType<typeof replicaOf>,
+    frames: readonly { frame: string; analysis?: Promise<FaceAnalysis> }[],
+    challenge: Challenge | null,
+    passive: boolean,
+  ): Promise<DoorAnswer | StepUpRequired | ChallengeRequired> {
+    const { policy, token } = replica;
+    if (frames.length === 0) {
+      throw new DoorError(400, 'no_frames', 'No frames were streamed for this nonce');
+    }
+    const lines = faceLines(policy);
+    // The challenge whose action (or passive look) is judged: only when the tenant requires liveness.
+    const judged = policy.requireLiveness ? challenge : null;
+    const face = deps.face!;
+    let main: FaceProbe;
+    let mainFrame = frames[0]!.frame;
+    let live = true;
+    let challengeNeeded = false;
+    try {
+      if (judged) {
+        const analyses = await Promise.all(
+          frames.map((f) => f.analysis ?? face.analyze(f.frame, { liveness: true })),
+        );
+        // The most frontal frame is matched and judged for passive liveness.
+        const frontal = analyses.reduce(
+          (best, a, i) => (Math.abs(a.pose.yaw) < Math.abs(analyses[best]!.pose.yaw) ? i : best),
+          0,
+        );
+        main = analyses[frontal]!;
+        mainFrame = frames[frontal]!.frame;
+        if (passive) {
+          const look = passiveLiveness(
+            lines,
+            analyses.map((a, i) => ({ score: a.liveness?.score ?? 0, picture: frames[i]!.frame })),
+          );
+          live = look !== 'spoof';
+          challengeNeeded = look === 'challenge';
+        } else {
+          live = actionPerformed(
+            judged.action,
+            analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
+          );
+        }
+      } else {
+        main = await (frames[0]!.analysis ?? face.probe(mainFrame));
+      }
+    } catch (error) {
+      if (isFaceEngineError(error)) throw new DoorError(422, error.code, error.message);
+      throw error;
+    }
+    // A picture good enough to judge, its liveness not settled by the look: the action decides. Nothing
+    // is searched yet, so the answer says nothing of whom the face resembles.
+    if (challengeNeeded && judged && probeQuality(main) >= lines.probeQualityMin) {
+      return { outcome: 'challenge_required', nonce: judged.nonce, action: judged.action };
+    }
+    // Without liveness required, a streamed frame's passive score is not the decision's.
+    const livenessScore = judged && main.liveness ? round(main.liveness.score) : null;
+    const embedding = main.embeddings[policy.modelId];
+    if (!embedding)
+      throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);
+    // The cloud's and the evaluation's search: the same candidates, so the same calibrated scores.
+    const hits = identify(replica.index, embedding);
+    const best = hits[0];
+    let answer = faceDecision(lines, main, best, livenessScore);
+    // The challenge's action is judged after the frame's quality: a poor frame is retaken first.
+    if (!live && answer !== 'retake') answer = 'liveness_failed';
+    if (answer === 'retake') {
+      const reasons = retakeReasons(main, lines.probeQualityMin);
+      const quality = round(probeQuality(main));
+      throw new DoorError(
+        422,
+        'face_retake',
+        `The picture is too poor to decide on (quality ${quality}): ${reasons.join(', ')}`,
+        undefined,
+        { reasons, quality },
+      );
+    }
+    const candidate = best ? replica.guests.get(best.id) : undefined;
+    const scores = {
+      score: best ? round(best.score) : null,
+      threshold: answer === 'liveness_failed' ? null : policy.matchThreshold,
+      livenessScore,
+    };
+    const frame = uploadedFrame(policy, mainFrame);
+    // Between the lines, with a factor this device can check: the person proves who they are.
+    if (answer === 'step_up' && candidate && lines.stepUpFactors.length > 0) {
+      return openStepUp({
+        token,
+        guestId: candidate.guestId,
+        expiresAt: deps.now() + STEP_UP_TTL_MS,
+        used: false,
+        factors: lines.stepUpFactors,
+        scores,
+        frame,
+      });
+    }
+    const guest = answer === 'accept' ? candidate : undefined;
+    const decision: Decision =
+      answer === 'liveness_failed'
+        ? { outcome: 'liveness_failed', reason: null }
+        : guest
+          ? eventDecision(replica, 'facial', guest)
+          : { outcome: 'denied', reason: 'not_recognised' };
+    return record(replica, 'facial', decision, guest?.guestId ?? null, scores, frame);
+  }
+
   const invalidNonce = () =>
     new DoorError(400, 'invalid_nonce', 'Send the nonce of a fresh challenge (GET /challenge)');
 
@@ -270,8 +396,17 @@ export function createDoor(deps: {
      * show its action, plus the passive score; without, one frame is enough (the first). The frames come
      * in the body, or (no `frames`) are those streamed for the nonce, which is then required whatever
      * the policy. Either way the nonce is spent, with its streamed frames.
+     *
+     * `passive`: the first look at a face coming into view (frames streamed for the nonce). Decided on
+     * at once when the passive score settles liveness (`passiveLiveness`, the tenant's
+     * `livenessChallenge`); otherwise answered `challenge_required` with the nonce kept open, its
+     * frames kept, for the action's frames to follow and identify to be called again without `passive`.
      */
-    async identify(token: string, input: { frames?: string[] | undefined; nonce?: string | undefined }) {
+    async identify(
+      token: string,
+      input: { frames?: string[] | undefined; nonce?: string | undefined; passive?: boolean | undefined },
+    ): Promise<DoorAnswer | StepUpRequired | ChallengeRequired> {
+      const passive = input.passive === true;
       const replica = replicaOf(token);
       const { policy } = replica;
       const age = deps.now() - replica.refreshedAt;
@@ -286,6 +421,27 @@ export function createDoor(deps: {
       // Checked before the engine: the replica's age is the kiosk's problem, whatever its hardware.
       if (!deps.face)
         throw new DoorError(503, 'engine_unavailable', 'This device runs without a face engine');
+      if (passive) {
+        const open = input.frames || input.nonce === undefined ? null : challenges.find(input.nonce);
+        if (!open) throw invalidNonce();
+        if (open.looked) {
+          throw new DoorError(
+            409,
+            'look_answered',
+            'This challenge has had its passive look: stream the action and identify without `passive`',
+          );
+        }
+        // Kept open only when the answer asks for the challenge; spent by any other answer or error.
+        try {
+          const answer = await decideFace(replica, open.frames, open, true);
+          if (answer.outcome === 'challenge_required') open.looked = true;
+          else challenges.take(open.nonce);
+          return answer;
+        } catch (error) {
+          challenges.take(open.nonce);
+          throw error;
+        }
+      }
       // The nonce is spent whatever the outcome, with the frames streamed for it.
       const taken = input.nonce === undefined ? null : challenges.take(input.nonce);
       if (input.frames && taken?.frames.length) {
@@ -296,92 +452,7 @@ export function createDoor(deps: {
         );
       }
       if ((!input.frames || policy.requireLiveness) && !taken) throw invalidNonce();
-      const streamed = input.frames ? null : taken!.frames;
-      const frames = streamed ? streamed.map((f) => f.frame) : input.frames!;
-      if (frames.length === 0) {
-        throw new DoorError(400, 'no_frames', 'No frames were streamed for this nonce');
-      }
-      // The challenge whose action is judged: only when the tenant requires liveness.
-      const challenge = policy.requireLiveness ? taken : null;
-      const face = deps.face;
-      let main: FaceProbe;
-      let mainFrame = frames[0]!;
-      let active = true;
-      try {
-        if (challenge) {
-          const analyses = await Promise.all(
-            streamed
-              ? streamed.map((f) => f.analysis)
-              : frames.map((f) => face.analyze(f, { liveness: true })),
-          );
-          // The most frontal frame is matched and judged for passive liveness.
-          const frontal = analyses.reduce(
-            (best, a, i) => (Math.abs(a.pose.yaw) < Math.abs(analyses[best]!.pose.yaw) ? i : best),
-            0,
-          );
-          main = analyses[frontal]!;
-          mainFrame = frames[frontal]!;
-          active = actionPerformed(
-            challenge.action,
-            analyses.flatMap((a) => (a.liveness ? [a.liveness] : [])),
-          );
-        } else {
-          main = await (streamed ? streamed[0]!.analysis : face.probe(frames[0]!));
-        }
-      } catch (error) {
-        if (isFaceEngineError(error)) throw new DoorError(422, error.code, error.message);
-        throw error;
-      }
-      // Without liveness required, a streamed frame's passive score is not the decision's.
-      const livenessScore = challenge && main.liveness ? round(main.liveness.score) : null;
-      const embedding = main.embeddings[policy.modelId];
-      if (!embedding)
-        throw new DoorError(503, 'engine_unavailable', `The engine cannot compute ${policy.modelId}`);
-      // The cloud's and the evaluation's search: the same candidates, so the same calibrated scores.
-      const hits = identify(replica.index, embedding);
-      const best = hits[0];
-      const lines = faceLines(policy);
-      let answer = faceDecision(lines, main, best, livenessScore);
-      // The challenge's action is judged after the frame's quality: a poor frame is retaken first.
-      if (!active && answer !== 'retake') answer = 'liveness_failed';
-      if (answer === 'retake') {
-        const reasons = retakeReasons(main, lines.probeQualityMin);
-        const quality = round(probeQuality(main));
-        throw new DoorError(
-          422,
-          'face_retake',
-          `The picture is too poor to decide on (quality ${quality}): ${reasons.join(', ')}`,
-          undefined,
-          { reasons, quality },
-        );
-      }
-      const candidate = best ? replica.guests.get(best.id) : undefined;
-      const scores = {
-        score: best ? round(best.score) : null,
-        threshold: answer === 'liveness_failed' ? null : policy.matchThreshold,
-        livenessScore,
-      };
-      const frame = uploadedFrame(policy, mainFrame);
-      // Between the lines, with a factor this device can check: the person proves who they are.
-      if (answer === 'step_up' && candidate && lines.stepUpFactors.length > 0) {
-        return openStepUp({
-          token,
-          guestId: candidate.guestId,
-          expiresAt: deps.now() + STEP_UP_TTL_MS,
-          used: false,
-          factors: lines.stepUpFactors,
-          scores,
-          frame,
-        });
-      }
-      const guest = answer === 'accept' ? candidate : undefined;
-      const decision: Decision =
-        answer === 'liveness_failed'
-          ? { outcome: 'liveness_failed', reason: null }
-          : guest
-            ? eventDecision(replica, 'facial', guest)
-            : { outcome: 'denied', reason: 'not_recognised' };
-      return record(replica, 'facial', decision, guest?.guestId ?? null, scores, frame);
+      return decideFace(replica, input.frames?.map((frame) => ({ frame })) ?? taken!.frames, taken, false);
     },
 
     /**

@@ -21,11 +21,16 @@ export interface Challenge {
   expiresAt: number;
   /** The frames streamed for this challenge, in the order received. */
   frames: StreamedFrame[];
+  /** Its passive look was answered `challenge_required`: the action's frames follow. */
+  looked: boolean;
 }
 
 const TTL_MS = 60_000;
-/** The most frames one challenge takes, streamed or sent at once. */
-export const CHALLENGE_MAX_FRAMES = 8;
+/**
+ * The most frames one challenge takes, streamed or sent at once: the kiosk's passive look (2) and the
+ * action (7), and one to spare.
+ */
+export const CHALLENGE_MAX_FRAMES = 10;
 /** Open challenges held at most: issuing one more drops the oldest (a kiosk needs one at a time). */
 export const MAX_OPEN_CHALLENGES = 8;
 
@@ -58,6 +63,7 @@ export function createChallenges(now: () => number) {
         action: randomInt(2) === 0 ? 'blink' : 'turn_head',
         expiresAt: now() + TTL_MS,
         frames: [],
+        looked: false,
       };
       const timer = setTimeout(() => drop(challenge.nonce), TTL_MS).unref();
       open.set(challenge.nonce, { challenge, timer });

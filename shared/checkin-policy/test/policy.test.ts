@@ -4,6 +4,8 @@ import {
   eventVerdict,
   faceDecision,
   geofenceStatus,
+  PASSIVE_LIVE_LINE,
+  passiveLiveness,
   REENTRY_DEFAULT,
   retakeReasons,
   syncFlags,
@@ -42,6 +44,34 @@ describe('checkin policy', () => {
   it('fails liveness before matching when the tenant requires it', () => {
     expect(faceDecision(policy, clear, { score: 0.9 }, 0.2)).toBe('liveness_failed');
     expect(faceDecision({ ...policy, requireLiveness: false }, clear, { score: 0.9 }, null)).toBe('accept');
+  });
+
+  describe('passive liveness first', () => {
+    const uncertain = { ...policy, livenessChallenge: 'when_uncertain' as const };
+    const look = (...scores: number[]) => scores.map((score, i) => ({ score, picture: `frame-${i}` }));
+
+    it('passes clearly live frames without the challenge, and fails clear spoofs without it', () => {
+      expect(passiveLiveness(uncertain, look(0.97, PASSIVE_LIVE_LINE))).toBe('live');
+      expect(passiveLiveness(uncertain, look(0.1, 0.49))).toBe('spoof');
+    });
+
+    it('asks for the challenge when any frame is uncertain, or one frame is all it has', () => {
+      expect(passiveLiveness(uncertain, look(0.97, 0.89))).toBe('challenge');
+      expect(passiveLiveness(uncertain, look(0.2, 0.95))).toBe('challenge');
+      expect(passiveLiveness(uncertain, look(0.99))).toBe('challenge');
+    });
+
+    it('asks for the challenge when the frames are one still picture, however live it scores', () => {
+      const still = [0.99, 0.99].map((score) => ({ score, picture: 'the same bytes' }));
+      expect(passiveLiveness(uncertain, still)).toBe('challenge');
+    });
+
+    it('always asks under the setting `always`, and never judges without liveness required', () => {
+      expect(passiveLiveness({ ...uncertain, livenessChallenge: 'always' }, look(0.99, 0.98))).toBe(
+        'challenge',
+      );
+      expect(passiveLiveness({ ...uncertain, requireLiveness: false }, look(0.1, 0.1))).toBe('challenge');
+    });
   });
 
   it('asks for a retake of a small, dark or turned face before judging it, and says what to fix', () => {

@@ -44,9 +44,23 @@ export const AgentStepUpRequired = z
       'The face fell between the refuse and the accept line: nothing is queued until the step-up is ' +
       'completed. Never says who the candidate is.',
   });
+export const AgentChallengeRequired = z
+  .object({
+    outcome: z.literal('challenge_required'),
+    nonce: z.string().openapi({ description: 'The same challenge, still open: stream its frames on.' }),
+    action: z.enum(['blink', 'turn_head']),
+  })
+  .openapi('ChallengeRequired', {
+    description:
+      'The passive look was not enough (the tenant’s `livenessChallenge`): the person performs the ' +
+      'challenge’s action, its frames are streamed to the same nonce, and identify is called again with it. ' +
+      'Nothing is queued; never says who the face resembles.',
+  });
 export const AgentIdentifyAnswer = z
-  .union([DoorAnswer, AgentStepUpRequired])
-  .openapi('IdentifyAnswer', { description: 'A decision (`DoorAnswer`), or `step_up_required`.' });
+  .union([DoorAnswer, AgentStepUpRequired, AgentChallengeRequired])
+  .openapi('IdentifyAnswer', {
+    description: 'A decision (`DoorAnswer`), `step_up_required`, or `challenge_required`.',
+  });
 
 export const StepUpCandidate = z
   .object({ name: z.string(), expiresAt: z.string() })
@@ -142,6 +156,7 @@ export const StaffGuests = z
 
 export type DoorAnswer = z.infer<typeof DoorAnswer>;
 export type AgentStepUpRequired = z.infer<typeof AgentStepUpRequired>;
+export type AgentChallengeRequired = z.infer<typeof AgentChallengeRequired>;
 export type AgentStatus = z.infer<typeof AgentStatus>;
 export type AgentProblem = z.infer<typeof AgentProblem>;
 export type AgentChallenge = z.infer<typeof AgentChallenge>;

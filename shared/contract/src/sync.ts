@@ -1,6 +1,7 @@
 // Edge devices: their registration by a tenant admin or pairing by a short code, the events each
 // serves, the offline check-ins they upload (`POST /v1/sync/batch`) and the replica of an event they
 // decide from.
+import { LIVENESS_CHALLENGE_MODES } from '@portico/checkin-policy';
 import { CheckinOutcome, DenialReason } from './checkin.js';
 import { Id, queryNumber, Text, Timestamp } from './common.js';
 import { EventStatus } from './event-guests.js';
@@ -368,6 +369,10 @@ export const Replica = z
       stepUpFactors: z.array(StepUpFactor),
       requireLiveness: z.boolean(),
       livenessThreshold: z.number(),
+      livenessChallenge: z.enum(LIVENESS_CHALLENGE_MODES).optional().openapi({
+        description:
+          'Tenant setting. Always sent; a cloud older than the setting sends none, which a device reads as `always`.',
+      }),
       syncCheckinImages: z.boolean().openapi({
         description: 'The tenant keeps check-in images: send each face decision’s `frame` in its sync item.',
       }),

@@ -1,6 +1,11 @@
 // Wire types of `/v1/tenants/{id}` and its settings. The settings defaults live here so every
 // package (cloud, agent, kiosk) agrees on them.
-import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
+import {
+  FACE_LINE_DEFAULTS,
+  LIVENESS_CHALLENGE_DEFAULT,
+  LIVENESS_CHALLENGE_MODES,
+  PASSIVE_LIVE_LINE,
+} from '@portico/checkin-policy';
 import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
@@ -195,6 +200,15 @@ export const TenantSettings = z
       .max(1)
       .openapi({ description: 'Minimum passive-liveness score (0.0–1.0) for a live face.', example: 0.5 }),
     requireLiveness: z.boolean().openapi({ description: 'Refuse a facial check-in that fails liveness.' }),
+    livenessChallenge: z.enum(LIVENESS_CHALLENGE_MODES).openapi({
+      description:
+        'When a device asks the person at the door for the active challenge (blink or turn the head), with ' +
+        '`requireLiveness`. `when_uncertain` (default): the kiosk first takes two frames as the person comes ' +
+        `into view; every one scoring at least ${PASSIVE_LIVE_LINE} on the passive model, and not one still ` +
+        'picture repeated, passes without the challenge; all under `livenessThreshold` fail; anything else ' +
+        'asks for the challenge. `always`: every face performs it (about 3 s more per person), for venues ' +
+        'that must stop replayed video at any cost. The API’s own identify is not affected.',
+    }),
     allowDuplicateFaces: z
       .boolean()
       .openapi({ description: 'Allow enrolling a face that already matches another person of the tenant.' }),
@@ -263,6 +277,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   stepUpFactors: ['qr', 'staff'],
   livenessThreshold: 0.5,
   requireLiveness: true,
+  livenessChallenge: LIVENESS_CHALLENGE_DEFAULT,
   allowDuplicateFaces: false,
   qrTokenTtlHours: 720,
   qrRepeatWindowMinutes: 5,

@@ -390,7 +390,7 @@ export function createSyncService(
         if (event!.capacity !== null || event!.reentry !== 'allow') {
           const admitted = await tx.$queryRaw<{ person_id: string | null; guest_id: string | null }[]>`
             SELECT DISTINCT person_id, guest_id FROM check_ins
-             WHERE event_id = ${eventId} AND outcome IN ('success', 'geofence_alert')
+             WHERE event_id = ${eventId} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
                AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
           for (const r of admitted) {
             if (r.person_id) inPersons.add(r.person_id);
@@ -688,6 +688,7 @@ export function createSyncService(
           stepUpFactors: settings.stepUpFactors,
           requireLiveness: settings.requireLiveness,
           livenessThreshold: settings.livenessThreshold,
+          livenessChallenge: settings.livenessChallenge,
           syncCheckinImages: settings.syncCheckinImages,
         },
         items,

@@ -25,7 +25,9 @@ const SETTINGS_DOC =
   'second factor decides, see identify; equal lines turn step-up off), ' +
   `\`probeQualityMin\` ${D.probeQualityMin} (a check-in photo below it is a 422 \`face_retake\`), ` +
   `\`stepUpFactors\` ${JSON.stringify(D.stepUpFactors)} (any of \`qr\`, \`staff\`, \`document_last4\`, ` +
-  '`birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, ' +
+  '`birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, ' +
+  `\`livenessChallenge\` \`${D.livenessChallenge}\` (doors ask for the active challenge only when the passive ` +
+  'score is uncertain; `always` on every face), `allowDuplicateFaces` false, ' +
   '`qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token ' +
   'admitted again within it records nothing new; 0–1440, 0 off).';
 const WRITERS =
