@@ -103,6 +103,8 @@ describe('admin check-ins', () => {
       event: { id: gala, name: 'Gala' },
       person: { id: ana, name: 'Ana Souza' },
       guestId: null,
+      guest: null,
+      voided: null,
       deviceId: null,
       hasImage: false,
     });
@@ -181,7 +183,7 @@ describe('admin check-ins', () => {
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(
       'id,recordedAt,receivedAt,method,outcome,score,livenessScore,geofenceStatus,flags,offline,eventId,' +
-        'eventName,personId,personName,guestId,deviceId,hasImage',
+        'eventName,personId,personName,guestId,deviceId,hasImage,guestName,voidedAt,voidReason',
     );
     expect(lines.slice(1, -1).map((l) => l.split(',')[0])).toEqual([
       ids.evil,

@@ -2,6 +2,7 @@
 // actions for signed-in tenant users only. They are additions outside the service contract.
 import { CheckinOutcome, StepUpVia } from './checkin.js';
 import { Id, PageQuery, pageOf, Text, Timestamp } from './common.js';
+import { EventAttendance } from './event-guests.js';
 import { CheckinMethod, EventName, GeofenceStatus, WebhookPayload } from './events.js';
 import { FaceFrame } from './onboarding.js';
 import { SYNC_FLAGS } from './sync.js';
@@ -26,6 +27,7 @@ export type AdminCheckinFlag = z.infer<typeof AdminCheckinFlag>;
 export const AdminCheckinFilters = z.object({
   eventId: Id.optional(),
   personId: Id.optional(),
+  guestId: Id.optional(),
   method: CheckinMethod.optional(),
   outcome: CheckinOutcome.optional(),
   flag: AdminCheckinFlag.optional(),
@@ -62,6 +64,22 @@ export const AdminCheckin = z
     }),
     person: Named.nullable().openapi({ description: 'Null: nobody recognised, or the person was deleted.' }),
     guestId: Id.nullable(),
+    guest: Named.nullable().openapi({
+      description:
+        'The guest of the event it is for (a link check-in names only its guest; a face, QR or manual one of ' +
+        'a person on the list names both). Null: no guest.',
+    }),
+    voided: z
+      .object({
+        at: Timestamp,
+        reason: z.string(),
+        by: z.string().nullable().openapi({ description: 'The tenant user (or API key) who voided it.' }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          'Taken back by staff (`POST /v1/checkin/{checkInId}/void`): it counts for nothing at the event. Null: stands.',
+      }),
     deviceId: Id.nullable().openapi({
       description: 'The registered edge device that uploaded it (offline only).',
     }),
@@ -128,6 +146,10 @@ export const AdminStats = z
       .openapi({ description: 'Events with check-ins in the period, most check-ins first.' }),
     byMethod: countsOf(CheckinMethod.options as [string, ...string[]]),
     byOutcome: countsOf(CheckinOutcome.options as [string, ...string[]]),
+    attendance: z.array(EventAttendance).openapi({
+      description:
+        'Who arrived, per event: every `open` event and every event with check-ins in the period, by name.',
+    }),
     devices: z
       .array(AdminDeviceStatus)
       .openapi({ description: 'Every device of the tenant, revoked ones too.' }),

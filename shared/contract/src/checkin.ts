@@ -259,8 +259,62 @@ export type QrCheckinResult = z.infer<typeof QrCheckinResult>;
 
 export const ManualCheckinRequest = z
   .strictObject({
-    personId: Id,
+    personId: Id.optional().openapi({ description: 'The person checked in (or `guestId`, not both).' }),
+    guestId: Id.optional().openapi({
+      description:
+        'A guest of `eventId` checked in by hand (a guest without a person too: a walk-in, a guest who never ' +
+        'enrolled). With `eventId`; instead of `personId`.',
+    }),
     eventId: Id.optional(),
     deviceId: Text.max(128).optional(),
   })
-  .openapi('ManualCheckinRequest');
+  .superRefine((v, ctx) => {
+    if ((v.personId === undefined) === (v.guestId === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['personId'], message: 'send personId or guestId (one of them)' });
+    }
+    if (v.guestId !== undefined && v.eventId === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['eventId'],
+        message: 'a guest is checked in at its event: send eventId',
+      });
+    }
+  })
+  .openapi('ManualCheckinRequest', {
+    examples: [
+      { personId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d13', eventId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14' },
+      { guestId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d15', eventId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14' },
+    ],
+  });
+
+export const CheckinParams = z.object({ checkInId: Id });
+
+export const VoidCheckinRequest = z
+  .strictObject({
+    reason: Text.trim()
+      .min(3)
+      .max(500)
+      .openapi({ description: 'Why it is taken back (kept with the check-in and in the audit log).' }),
+  })
+  .openapi('VoidCheckinRequest', { example: { reason: 'Wrong guest ticked at the door' } });
+export type VoidCheckinRequest = z.infer<typeof VoidCheckinRequest>;
+
+export const VoidedCheckin = z
+  .object({
+    checkInId: Id,
+    eventId: Id.nullable(),
+    voidedAt: Timestamp,
+    reason: z.string(),
+    guest: z
+      .object({
+        id: Id,
+        status: z.string().openapi({ description: 'The guest status now (back to before the check-in).' }),
+        checkedInAt: Timestamp.nullable().openapi({
+          description: 'Null unless another admission of the guest still counts.',
+        }),
+      })
+      .nullable()
+      .openapi({ description: 'The guest the check-in admitted (null: none).' }),
+  })
+  .openapi('VoidedCheckin');
+export type VoidedCheckin = z.infer<typeof VoidedCheckin>;

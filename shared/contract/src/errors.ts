@@ -53,6 +53,8 @@ export const ERROR_CODES = [
   'event_full',
   'event_not_open',
   'already_checked_in',
+  'already_voided',
+  'checkin_not_admitted',
   'duplicate_guest',
   'unsupported_file',
   'webhook_url_not_set',

@@ -361,12 +361,51 @@ export type Guest = z.infer<typeof Guest>;
 export const EventGuestParams = z.object({ id: Id, guestId: Id });
 
 export const GuestListQuery = PageQuery.extend({
-  q: text(200).optional().openapi({ description: 'Case-insensitive substring of name, e-mail or document.' }),
+  q: text(200)
+    .optional()
+    .openapi({
+      description:
+        'A piece of the name, e-mail or document, case and accents ignored (`joao` finds João); in a document ' +
+        'dots, dashes, slashes and spaces are ignored too (`12345` finds 123.45…).',
+    }),
   status: GuestStatus.optional(),
 });
 export type GuestListQuery = z.infer<typeof GuestListQuery>;
 
-export const GuestList = pageOf(Guest).openapi('GuestList', { description: 'By name, then id.' });
+export const GuestList = pageOf(Guest)
+  .extend({
+    total: z.number().int().openapi({ description: 'Guests matching `q` and `status`, on every page.' }),
+  })
+  .openapi('GuestList', { description: 'By name, then id.' });
+
+export const EventAttendance = z
+  .object({
+    event: z.object({ id: Id, name: z.string(), status: z.string() }),
+    arrived: z
+      .number()
+      .int()
+      .openapi({
+        description:
+          'Distinct persons or guests admitted and not voided: what the capacity counts (a guest linked to a ' +
+          'person is one).',
+      }),
+    confirmed: z.number().int().openapi({
+      description:
+        'Guests on the confirmed list (`confirmed` or `checked_in`): what the capacity bounds ahead.',
+    }),
+    guests: z.number().int().openapi({ description: 'Guests on the list (not removed), any status.' }),
+    capacity: z.number().int().nullable(),
+  })
+  .openapi('EventAttendance', {
+    example: {
+      event: { id: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14', name: 'Launch night', status: 'open' },
+      arrived: 112,
+      confirmed: 180,
+      guests: 240,
+      capacity: 200,
+    },
+  });
+export type EventAttendance = z.infer<typeof EventAttendance>;
 
 export const PublicGuestParams = z.object({
   eventToken: Text.min(16).max(128),

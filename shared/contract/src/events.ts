@@ -9,6 +9,7 @@ export const WEBHOOK_EVENTS = [
   'checkin.denied',
   'checkin.liveness_failed',
   'checkin.geofence_alert',
+  'checkin.voided',
   'person.enrolled',
   'person.deleted',
   'person.biometrics_revoked',
@@ -100,6 +101,26 @@ export const CheckinEventData = z
   })
   .openapi('CheckinEventData');
 
+export const CheckinVoidedData = z
+  .object({
+    checkInId: z.string(),
+    personId: z.string().nullable(),
+    eventId: z.string().nullable(),
+    guestId: z.string().nullable(),
+    method: CheckinMethod,
+    reason: z.string().openapi({ description: 'Why staff took it back.' }),
+    voidedAt: Timestamp,
+    voidedBy: z.object({ type: z.string(), id: z.string().nullable() }).openapi({
+      description: 'Who took it back: `adminSession` (a tenant user, by user id) or `apiKey` (by key id).',
+    }),
+  })
+  .openapi('CheckinVoidedData', {
+    description:
+      'An admission was taken back (`POST /v1/checkin/{checkInId}/void`): it no longer counts for the event ' +
+      '(its place of the capacity is free, and the guest may come in again whatever the re-entry rule). ' +
+      'The earlier `checkin.success` (or `checkin.geofence_alert`) of the same `checkInId` stands as history.',
+  });
+
 export const PersonEnrolledData = z
   .object({ personId: z.string(), quality: z.number().min(0).max(1), modelId: z.string() })
   .openapi('PersonEnrolledData');
@@ -137,6 +158,7 @@ export const EVENT_DATA = {
   'checkin.denied': CheckinEventData,
   'checkin.liveness_failed': CheckinEventData,
   'checkin.geofence_alert': CheckinEventData,
+  'checkin.voided': CheckinVoidedData,
   'person.enrolled': PersonEnrolledData,
   'person.deleted': PersonDeletedData,
   'person.biometrics_revoked': BiometricsRevokedData,

@@ -27,6 +27,7 @@ const CheckinCursor = z.tuple([Timestamp, Id]);
 const INCLUDE = {
   event: { select: { id: true, name: true } },
   person: { select: { id: true, name: true } },
+  guest: { select: { id: true, name: true } },
   biometricImages: { where: { erasedAt: null }, select: { id: true }, take: 1 },
 } as const satisfies Prisma.CheckInInclude;
 
@@ -66,6 +67,10 @@ function toWire(row: Row): AdminCheckin {
     event: row.event,
     person: row.person,
     guestId: row.guestId,
+    guest: row.guest,
+    voided: row.voidedAt
+      ? { at: row.voidedAt.toISOString(), reason: row.voidReason ?? '', by: row.voidedBy }
+      : null,
     deviceId: row.deviceId,
     hasImage: row.biometricImages.length > 0,
   };
@@ -89,6 +94,7 @@ function whereOf(tenantId: string, f: Filters): Prisma.CheckInWhereInput[] {
   const and: Prisma.CheckInWhereInput[] = [{ tenantId }];
   if (f.eventId) and.push({ eventId: f.eventId });
   if (f.personId) and.push({ personId: f.personId });
+  if (f.guestId) and.push({ guestId: f.guestId });
   if (f.method) and.push({ method: f.method });
   if (f.outcome) and.push({ outcome: f.outcome });
   if (f.flag) and.push(flagWhere(f.flag));
@@ -118,6 +124,9 @@ const CSV_COLUMNS = [
   'guestId',
   'deviceId',
   'hasImage',
+  'guestName',
+  'voidedAt',
+  'voidReason',
 ] as const;
 
 /**
@@ -138,6 +147,9 @@ function csvLine(c: AdminCheckin): string {
     eventName: c.event?.name,
     personId: c.person?.id,
     personName: c.person?.name,
+    guestName: c.guest?.name,
+    voidedAt: c.voided?.at,
+    voidReason: c.voided?.reason,
   };
   return `${CSV_COLUMNS.map((k) => csvCell(cells[k])).join(',')}\r\n`;
 }

@@ -1,8 +1,9 @@
 // The console's "Today": check-ins of a day (in a time zone) or a period counted per event, method and
-// outcome, and the tenant's edge devices with their last contact, last sync and reported queue length.
+// outcome, who arrived per event (open ones and those with check-ins), and the tenant's edge devices with their last contact, last sync and reported queue length.
 import { CheckinMethod, CheckinOutcome, type AdminStats, type AdminStatsQuery } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { invalidFields } from '../../http/errors.js';
+import { attendanceOf } from '../guests/attendance.js';
 
 const ADMITTED = new Set(['success', 'geofence_alert']);
 
@@ -106,6 +107,13 @@ export function createAdminStats(deps: Pick<AppDeps, 'db' | 'clock'>) {
       select: { id: true, name: true },
     });
     const names = new Map(events.map((e) => [e.id, e.name]));
+    const open = await prisma.event.findMany({
+      where: { tenantId, status: 'open', deletedAt: null },
+      select: { id: true },
+    });
+    const attendance = await attendanceOf(deps.db, tenantId, [
+      ...new Set([...eventIds, ...open.map((e) => e.id)]),
+    ]);
     return {
       from: from.toISOString(),
       to: to.toISOString(),
@@ -116,6 +124,7 @@ export function createAdminStats(deps: Pick<AppDeps, 'db' | 'clock'>) {
         .sort((a, b) => b.total - a.total),
       byMethod,
       byOutcome,
+      attendance,
       devices: devices.map((d) => ({
         id: d.id,
         name: d.name,

@@ -1,5 +1,6 @@
 import type { StepUpRequired } from '@portico/contract';
 import {
+  CheckinParams,
   CheckinResult,
   IdentifyRequest,
   IdentifyResult,
@@ -13,6 +14,8 @@ import {
   StepUpParams,
   StepUpRequest,
   TenantSlugParams,
+  VoidCheckinRequest,
+  VoidedCheckin,
 } from '@portico/contract';
 import { randomInt } from 'node:crypto';
 import type { ChallengeAction } from '@portico/checkin-policy';
@@ -28,6 +31,7 @@ import { requireManager } from '../auth/roles.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
 import { createStepUp } from './step-up.js';
+import { createCheckinVoid } from './void.js';
 
 const TAG = 'Check-in';
 
@@ -97,6 +101,7 @@ export function checkinRoutes(deps: AppDeps) {
   const checkin = createCheckinService(deps);
   const stepUp = createStepUp(deps);
   const identify = createIdentify(deps, nonces, stepUp);
+  const voidCheckin = createCheckinVoid(deps);
   const limitClient = (route: string, ip: string, ...also: Limit[]) =>
     limiter.enforceAll([{ key: `checkin:${route}:ip:${ip}`, rule: PER_CLIENT }, ...also]);
 
@@ -451,18 +456,63 @@ export function checkinRoutes(deps: AppDeps) {
       method: 'post',
       path: '/v1/checkin/manual',
       operationId: 'checkinManual',
-      summary: 'Check a person in by hand',
+      summary: 'Check a person or a guest in by hand',
       description:
-        'For staff at the door (admin session): records a `manual` check-in for the person. With `eventId`, the ' +
-        'event rules (status, methods, capacity) apply and a refusal is recorded as `denied` with its reason.',
+        'For staff at the door (admin session): records a `manual` check-in for the person (`personId`), or ' +
+        'for a guest of the event (`guestId` with `eventId`; a guest without a person too, such as a walk-in ' +
+        'added at the door). With `eventId`, the event rules (status, methods, re-entry, capacity) apply and a ' +
+        'refusal is recorded as `denied` with its reason. Taken back with `POST /v1/checkin/{checkInId}/void`.',
       tag: TAG,
       auth: ['adminSession'],
       body: ManualCheckinRequest,
       responses: { 200: { description: 'The recorded decision', schema: CheckinResult } },
-      errors: [{ status: 404, code: 'not_found', description: 'no such person or event in your tenant' }],
+      errors: [
+        {
+          status: 404,
+          code: 'not_found',
+          description: 'no such person, event or guest of the event in your tenant',
+        },
+      ],
       handler: async ({ body, actor, req, res }) => ({
         status: 200,
         body: await checkin.manual(actor, body, requestMeta(req, res)),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/checkin/{checkInId}/void',
+      operationId: 'voidCheckin',
+      summary: 'Undo a check-in (void an admission)',
+      description:
+        'Staff take back an admission that should not have happened (the wrong guest ticked at the door, a ' +
+        'face matched to the wrong person, a test), with a `reason`. What it means at the event (the shared ' +
+        'check-in policy, the same on the cloud and the kiosks): **a voided admission counts for nothing**. ' +
+        'Its place of the capacity is free again, and it is no earlier admission for re-entry, so the guest ' +
+        'or person may come in again under any `reentry` rule (`refuse` included), taking a place again ' +
+        'then. A subject with another admission that still counts stays in. The guest goes back to the ' +
+        'status it had before (`confirmed`, `invited` or `pending`; confirmed lists and kiosk replicas ' +
+        'report the change) and its invitation link checks in again.\n\n' +
+        'The check-in stays on record, marked `voided` (who, when, why) in the admin list and export; an ' +
+        'audit row `checkin.voided` and the event `checkin.voided` (webhook and bus) are written with it. ' +
+        'Only an admission (`success`, `geofence_alert`) can be voided, once.',
+      tag: TAG,
+      auth: ['adminSession', 'apiKey'],
+      scope: 'checkin',
+      params: CheckinParams,
+      body: VoidCheckinRequest,
+      responses: { 200: { description: 'The voided check-in and its guest now', schema: VoidedCheckin } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no such check-in in your tenant' },
+        {
+          status: 409,
+          code: 'checkin_not_admitted',
+          description: 'the check-in was not an admission (denied or liveness failed): nothing to undo',
+        },
+        { status: 409, code: 'already_voided', description: 'the check-in is already voided' },
+      ],
+      handler: async ({ params, body, actor, req, res }) => ({
+        status: 200,
+        body: await voidCheckin(actor, params.checkInId, body.reason, requestMeta(req, res)),
       }),
     }),
   ];

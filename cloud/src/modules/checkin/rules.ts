@@ -42,6 +42,7 @@ export function geofenceStatus(
  * The event's verdict for the subject (a person, a guest of the event, or both) entering by `method`: why
  * not, or null, and the flags of its admission. The subject is already in when admitted to the event
  * before (`checkedIn`: its guest row says so; else an admitted check-in of the person or the guest).
+ * A voided admission counts for nothing (`countsAsAdmission`: no place, no earlier admission).
  * Capacity counts distinct admitted persons or guests (a guest linked to a person is one), so the same
  * subject coming back does not use two places.
  */
@@ -61,7 +62,7 @@ export async function eventRules(
     const [row] = await tx.$queryRaw<{ already: boolean }[]>`
       SELECT EXISTS (
         SELECT 1 FROM check_ins
-         WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert')
+         WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
            AND (person_id = ${subject.personId}::text OR guest_id = ${subject.guestId}::text)
       ) AS already`;
     return verdict(0, row?.already === true);
@@ -70,7 +71,7 @@ export async function eventRules(
     SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted,
            BOOL_OR(person_id = ${subject.personId}::text OR guest_id = ${subject.guestId}::text) AS already
       FROM check_ins
-     WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert')
+     WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
        AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
   return verdict(Number(row?.admitted ?? 0), row?.already === true);
 }

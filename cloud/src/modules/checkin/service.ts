@@ -42,6 +42,7 @@ export function createCheckinService(deps: Deps) {
         method: 'qr',
         eventId: event?.id ?? null,
         outcome: { in: ADMITTED },
+        voidedAt: null,
         occurredAt: { gt: since },
       },
       orderBy: { occurredAt: 'desc' },
@@ -254,17 +255,36 @@ export function createCheckinService(deps: Deps) {
       return { ...result, alreadyCheckedIn: false };
     },
 
+    /**
+     * Staff at the door: a person, or a guest of the event (with or without a person: a walk-in, a guest
+     * who never enrolled), checked in under the event's rules.
+     */
     async manual(
       actor: ActorOf<'adminSession'>,
-      body: { personId: string; eventId?: string | undefined; deviceId?: string | undefined },
+      body: {
+        personId?: string | undefined;
+        guestId?: string | undefined;
+        eventId?: string | undefined;
+        deviceId?: string | undefined;
+      },
       ctx: RequestMeta,
     ) {
+      const event = await loadEvent(deps.db, actor.tenantId, body.eventId);
+      const guest =
+        body.guestId && event
+          ? await prisma.guest.findFirst({
+              where: { id: body.guestId, eventId: event.id, tenantId: actor.tenantId, deletedAt: null },
+              select: { id: true, personId: true },
+            })
+          : null;
+      if (body.guestId && !guest) throw notFound('Guest');
       return recordCheckin(deps, {
         tenantId: actor.tenantId,
         method: 'manual',
         verdict: 'recognised',
-        personId: body.personId,
-        event: await loadEvent(deps.db, actor.tenantId, body.eventId),
+        personId: guest ? guest.personId : (body.personId ?? null),
+        ...(guest && { guest: { id: guest.id, once: false } }),
+        event,
         deviceId: body.deviceId,
         actor,
         requestId: ctx.requestId,

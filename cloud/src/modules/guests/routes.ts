@@ -20,11 +20,14 @@ import {
   PublicGuest,
   PublicGuestParams,
   UpdateGuestRequest,
+  EventAttendance,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
+import { notFound as notFoundError } from '../../http/errors.js';
 import { defineRoute } from '../../http/route.js';
 import { personContextOf } from '../persons/routes.js';
+import { attendanceOf } from './attendance.js';
 import { createGuestImport, CSV_MAX_ROW_CHARS, readUpload, SPREADSHEET_LIMITS } from './import.js';
 import { createInvitations, INVITE_BATCH } from './invitations.js';
 import { createGuestService } from './service.js';
@@ -76,7 +79,10 @@ export function guestRoutes(deps: AppDeps) {
       path: '/v1/events/{id}/guests',
       operationId: 'listGuests',
       summary: 'List the guests of an event',
-      description: `${WHO}By name, cursor pages; \`q\` searches name, e-mail and document; \`status\` filters.`,
+      description:
+        `${WHO}By name, cursor pages of any length (\`total\` counts every match); \`q\` searches name, e-mail ` +
+        'and document as you type, case and accents ignored (`joao` finds João), dots, dashes, slashes and ' +
+        'spaces in documents too; `status` filters.',
       tag: TAG,
       auth: AUTH,
       scope: 'events:read',
@@ -88,6 +94,28 @@ export function guestRoutes(deps: AppDeps) {
         status: 200,
         body: await guests.list(personContextOf(actor, req, res), params.id, query),
       }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{id}/attendance',
+      operationId: 'getEventAttendance',
+      summary: 'Who arrived: arrived, confirmed and capacity',
+      description:
+        `${WHO}\`arrived\` is what the capacity counts: distinct persons or guests admitted and not voided (a ` +
+        'guest linked to a person is one, a re-entry does not count twice). `confirmed`: guests on the ' +
+        'confirmed list (confirmed or checked in); `guests`: every guest on the list.',
+      tag: TAG,
+      auth: AUTH,
+      scope: 'events:read',
+      params: IdParams,
+      responses: { 200: { description: 'The counts', schema: EventAttendance } },
+      errors: [notFound],
+      handler: async ({ actor, params, req, res }) => {
+        const ctx = personContextOf(actor, req, res);
+        const [attendance] = await attendanceOf(deps.db, ctx.tenantId, [params.id]);
+        if (!attendance) throw notFoundError('Event');
+        return { status: 200, body: attendance };
+      },
     }),
     defineRoute({
       method: 'post',

@@ -17,7 +17,7 @@ import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js'
 import type { RequestMeta } from '../../http/request-context.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { likeLiteral } from '../../infra/db/like.js';
+import { containsPattern, foldedSql, foldText } from '../../infra/db/like.js';
 import { recordAudit, targetAudit } from '../audit/record.js';
 import { loadEvent, recordCheckin } from '../checkin/record.js';
 import { decodeCursor, encodeCursor, eventByToken, findEvent, type AdminContext } from '../events/service.js';
@@ -33,6 +33,10 @@ export const PUBLIC_GUEST_LIMITS = {
   link: { limit: 30, windowMs: 60_000 },
   list: { limit: 600, windowMs: 60_000 },
 } satisfies Record<string, RateLimitRule>;
+
+/** What a document number is written with besides its digits and letters (`123.456.789-00`). */
+const DOCUMENT_PUNCTUATION = /[-./\s]/g;
+const DOCUMENT_PUNCTUATION_SQL = '[-./[:space:]]';
 
 /** Statuses on the confirmed list. */
 export const ON_LIST = ['confirmed', 'checked_in'];
@@ -149,31 +153,50 @@ export function createGuestService(deps: Deps) {
   }
 
   return {
+    /**
+     * A page of the event's guests by name, with the total matching. `q` is folded (case and accents)
+     * on both sides and, for documents, stripped of punctuation too: the door types what it hears.
+     */
     async list(ctx: AdminContext, eventId: string, query: GuestListQuery) {
       const event = await findEvent(prisma, ctx.tenantId, eventId);
-      const and: Prisma.GuestWhereInput[] = [{ eventId: event.id, deletedAt: null }];
+      const where = [Prisma.sql`event_id = ${event.id} AND deleted_at IS NULL`];
       if (query.q) {
-        const contains = { contains: likeLiteral(query.q), mode: 'insensitive' as const };
-        and.push({ OR: [{ name: contains }, { email: contains }, { document: contains }] });
+        const pattern = containsPattern(foldText(query.q));
+        const digits = query.q.replace(DOCUMENT_PUNCTUATION, '');
+        where.push(Prisma.sql`(${foldedSql(Prisma.sql`name`)} LIKE ${pattern}
+          OR ${foldedSql(Prisma.sql`coalesce(email, '')`)} LIKE ${pattern}
+          OR ${foldedSql(Prisma.sql`coalesce(document, '')`)} LIKE ${pattern}
+          ${
+            /\d/.test(digits)
+              ? Prisma.sql`OR lower(regexp_replace(coalesce(document, ''), ${DOCUMENT_PUNCTUATION_SQL}, '', 'g')) LIKE ${containsPattern(foldText(digits))}`
+              : Prisma.empty
+          })`);
       }
-      if (query.status) and.push({ status: query.status });
+      if (query.status) where.push(Prisma.sql`status = ${query.status}`);
+      const filtered = Prisma.join(where, ' AND ');
+      const page = [...where];
       if (query.cursor) {
         const [name, id] = decodeCursor(
           query.cursor,
           (v) => v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string',
         ) as [string, string];
-        and.push({ OR: [{ name: { gt: name } }, { name, id: { gt: id } }] });
+        page.push(Prisma.sql`(name > ${name} OR (name = ${name} AND id > ${id}))`);
       }
-      const rows = await prisma.guest.findMany({
-        where: { AND: and },
-        orderBy: [{ name: 'asc' }, { id: 'asc' }],
-        take: query.limit + 1,
-      });
-      const page = rows.slice(0, query.limit);
-      const last = page[page.length - 1];
+      const [ids, [count]] = await Promise.all([
+        prisma.$queryRaw<{ id: string }[]>`
+          SELECT id FROM guests WHERE ${Prisma.join(page, ' AND ')}
+           ORDER BY name, id LIMIT ${query.limit + 1}`,
+        prisma.$queryRaw<{ total: bigint }[]>`SELECT COUNT(*) AS total FROM guests WHERE ${filtered}`,
+      ]);
+      const rows = await prisma.guest.findMany({ where: { id: { in: ids.map((r) => r.id) } } });
+      const byId = new Map(rows.map((g) => [g.id, g]));
+      const found = ids.flatMap((r) => byId.get(r.id) ?? []);
+      const items = found.slice(0, query.limit);
+      const last = items[items.length - 1];
       return {
-        items: page.map((g) => toGuestWire(g, event, publicUrl)),
-        nextCursor: rows.length > query.limit && last ? encodeCursor([last.name, last.id]) : null,
+        items: items.map((g) => toGuestWire(g, event, publicUrl)),
+        nextCursor: found.length > query.limit && last ? encodeCursor([last.name, last.id]) : null,
+        total: Number(count?.total ?? 0),
       };
     },
 

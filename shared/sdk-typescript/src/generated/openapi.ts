@@ -376,7 +376,7 @@ export interface paths {
     };
     /**
      * The tenant’s settings (defaults filled in)
-     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     get: operations['getTenantSettings'];
     put?: never;
@@ -386,7 +386,7 @@ export interface paths {
     head?: never;
     /**
      * Update settings (partial)
-     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
      */
     patch: operations['updateTenantSettings'];
     trace?: never;
@@ -803,10 +803,32 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Check a person in by hand
-     * @description For staff at the door (admin session): records a `manual` check-in for the person. With `eventId`, the event rules (status, methods, capacity) apply and a refusal is recorded as `denied` with its reason.
+     * Check a person or a guest in by hand
+     * @description For staff at the door (admin session): records a `manual` check-in for the person (`personId`), or for a guest of the event (`guestId` with `eventId`; a guest without a person too, such as a walk-in added at the door). With `eventId`, the event rules (status, methods, re-entry, capacity) apply and a refusal is recorded as `denied` with its reason. Taken back with `POST /v1/checkin/{checkInId}/void`.
      */
     post: operations['checkinManual'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/checkin/{checkInId}/void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Undo a check-in (void an admission)
+     * @description Staff take back an admission that should not have happened (the wrong guest ticked at the door, a face matched to the wrong person, a test), with a `reason`. What it means at the event (the shared check-in policy, the same on the cloud and the kiosks): **a voided admission counts for nothing**. Its place of the capacity is free again, and it is no earlier admission for re-entry, so the guest or person may come in again under any `reentry` rule (`refuse` included), taking a place again then. A subject with another admission that still counts stays in. The guest goes back to the status it had before (`confirmed`, `invited` or `pending`; confirmed lists and kiosk replicas report the change) and its invitation link checks in again.
+     *
+     *     The check-in stays on record, marked `voided` (who, when, why) in the admin list and export; an audit row `checkin.voided` and the event `checkin.voided` (webhook and bus) are written with it. Only an admission (`success`, `geofence_alert`) can be voided, once.
+     */
+    post: operations['voidCheckin'];
     delete?: never;
     options?: never;
     head?: never;
@@ -958,7 +980,7 @@ export interface paths {
     };
     /**
      * List the guests of an event
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. By name, cursor pages; `q` searches name, e-mail and document; `status` filters.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. By name, cursor pages of any length (`total` counts every match); `q` searches name, e-mail and document as you type, case and accents ignored (`joao` finds João), dots, dashes, slashes and spaces in documents too; `status` filters.
      */
     get: operations['listGuests'];
     put?: never;
@@ -967,6 +989,26 @@ export interface paths {
      * @description Integrator API key or tenant admin session; always within the caller’s tenant. With `personId` the guest is linked to a person of the tenant: that person's facial, QR or manual check-in at this event checks the guest in.
      */
     post: operations['createGuest'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events/{id}/attendance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who arrived: arrived, confirmed and capacity
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. `arrived` is what the capacity counts: distinct persons or guests admitted and not voided (a guest linked to a person is one, a re-entry does not count twice). `confirmed`: guests on the confirmed list (confirmed or checked in); `guests`: every guest on the list.
+     */
+    get: operations['getEventAttendance'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1948,6 +1990,8 @@ export interface components {
         | 'event_full'
         | 'event_not_open'
         | 'already_checked_in'
+        | 'already_voided'
+        | 'checkin_not_admitted'
         | 'duplicate_guest'
         | 'unsupported_file'
         | 'webhook_url_not_set'
@@ -2318,6 +2362,11 @@ export interface components {
       livenessThreshold: number;
       /** @description Refuse a facial check-in that fails liveness. */
       requireLiveness: boolean;
+      /**
+       * @description When a device asks the person at the door for the active challenge (blink or turn the head), with `requireLiveness`. `when_uncertain` (default): the kiosk first takes two frames as the person comes into view; every one scoring at least 0.9 on the passive model, and not one still picture repeated, passes without the challenge; all under `livenessThreshold` fail; anything else asks for the challenge. `always`: every face performs it (about 3 s more per person), for venues that must stop replayed video at any cost. The API’s own identify is not affected.
+       * @enum {string}
+       */
+      livenessChallenge: 'when_uncertain' | 'always';
       /** @description Allow enrolling a face that already matches another person of the tenant. */
       allowDuplicateFaces: boolean;
       /**
@@ -2421,6 +2470,11 @@ export interface components {
       livenessThreshold?: number;
       /** @description Refuse a facial check-in that fails liveness. */
       requireLiveness?: boolean;
+      /**
+       * @description When a device asks the person at the door for the active challenge (blink or turn the head), with `requireLiveness`. `when_uncertain` (default): the kiosk first takes two frames as the person comes into view; every one scoring at least 0.9 on the passive model, and not one still picture repeated, passes without the challenge; all under `livenessThreshold` fail; anything else asks for the challenge. `always`: every face performs it (about 3 s more per person), for venues that must stop replayed video at any cost. The API’s own identify is not affected.
+       * @enum {string}
+       */
+      livenessChallenge?: 'when_uncertain' | 'always';
       /** @description Allow enrolling a face that already matches another person of the tenant. */
       allowDuplicateFaces?: boolean;
       /**
@@ -2993,12 +3047,64 @@ export interface components {
       /** @description true: this token was already admitted (to the same event, or with no event) within the tenant's `qrRepeatWindowMinutes`; nothing new was recorded and the body is that earlier check-in. */
       alreadyCheckedIn: boolean;
     };
+    /**
+     * @example {
+     *       "personId": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d13",
+     *       "eventId": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14"
+     *     }
+     * @example {
+     *       "guestId": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d15",
+     *       "eventId": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14"
+     *     }
+     */
     ManualCheckinRequest: {
-      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
-      personId: string;
+      /**
+       * @description The person checked in (or `guestId`, not both).
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      personId?: string;
+      /**
+       * @description A guest of `eventId` checked in by hand (a guest without a person too: a walk-in, a guest who never enrolled). With `eventId`; instead of `personId`.
+       * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
+       */
+      guestId?: string;
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       eventId?: string;
       deviceId?: string;
+    };
+    VoidedCheckin: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      checkInId: string;
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      eventId: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      voidedAt: string;
+      reason: string;
+      /** @description The guest the check-in admitted (null: none). */
+      guest: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        /** @description The guest status now (back to before the check-in). */
+        status: string;
+        /**
+         * Format: date-time
+         * @description Null unless another admission of the guest still counts.
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        checkedInAt: string | null;
+      } | null;
+    };
+    /**
+     * @example {
+     *       "reason": "Wrong guest ticked at the door"
+     *     }
+     */
+    VoidCheckinRequest: {
+      /** @description Why it is taken back (kept with the check-in and in the audit log). */
+      reason: string;
     };
     /** @description Oldest first (createdAt, then id). */
     EventList: {
@@ -3297,6 +3403,8 @@ export interface components {
       items: components['schemas']['Guest'][];
       /** @description Pass as `cursor` to get the next page; null on the last page. */
       nextCursor: string | null;
+      /** @description Guests matching `q` and `status`, on every page. */
+      total: number;
     };
     /** @description Admin view of a guest. */
     Guest: {
@@ -3348,6 +3456,34 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       updatedAt: string;
+    };
+    /**
+     * @example {
+     *       "event": {
+     *         "id": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d14",
+     *         "name": "Launch night",
+     *         "status": "open"
+     *       },
+     *       "arrived": 112,
+     *       "confirmed": 180,
+     *       "guests": 240,
+     *       "capacity": 200
+     *     }
+     */
+    EventAttendance: {
+      event: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+        status: string;
+      };
+      /** @description Distinct persons or guests admitted and not voided: what the capacity counts (a guest linked to a person is one). */
+      arrived: number;
+      /** @description Guests on the confirmed list (`confirmed` or `checked_in`): what the capacity bounds ahead. */
+      confirmed: number;
+      /** @description Guests on the list (not removed), any status. */
+      guests: number;
+      capacity: number | null;
     };
     /**
      * @example {
@@ -3785,6 +3921,11 @@ export interface components {
         stepUpFactors: components['schemas']['StepUpFactor'][];
         requireLiveness: boolean;
         livenessThreshold: number;
+        /**
+         * @description Tenant setting. Always sent; a cloud older than the setting sends none, which a device reads as `always`.
+         * @enum {string}
+         */
+        livenessChallenge?: 'when_uncertain' | 'always';
         /** @description The tenant keeps check-in images: send each face decision’s `frame` in its sync item. */
         syncCheckinImages: boolean;
       };
@@ -4144,6 +4285,23 @@ export interface components {
       } | null;
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       guestId: string | null;
+      /** @description The guest of the event it is for (a link check-in names only its guest; a face, QR or manual one of a person on the list names both). Null: no guest. */
+      guest: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+      } | null;
+      /** @description Taken back by staff (`POST /v1/checkin/{checkInId}/void`): it counts for nothing at the event. Null: stands. */
+      voided: {
+        /**
+         * Format: date-time
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        at: string;
+        reason: string;
+        /** @description The tenant user (or API key) who voided it. */
+        by: string | null;
+      } | null;
       /**
        * @description The registered edge device that uploaded it (offline only).
        * @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11
@@ -4202,6 +4360,8 @@ export interface components {
         liveness_failed: number;
         geofence_alert: number;
       };
+      /** @description Who arrived, per event: every `open` event and every event with check-ins in the period, by name. */
+      attendance: components['schemas']['EventAttendance'][];
       /** @description Every device of the tenant, revoked ones too. */
       devices: components['schemas']['AdminDeviceStatus'][];
     };
@@ -4278,6 +4438,7 @@ export interface components {
         | 'checkin.denied'
         | 'checkin.liveness_failed'
         | 'checkin.geofence_alert'
+        | 'checkin.voided'
         | 'person.enrolled'
         | 'person.deleted'
         | 'person.biometrics_revoked'
@@ -4315,6 +4476,7 @@ export interface components {
           | 'checkin.denied'
           | 'checkin.liveness_failed'
           | 'checkin.geofence_alert'
+          | 'checkin.voided'
           | 'person.enrolled'
           | 'person.deleted'
           | 'person.biometrics_revoked'
@@ -4366,6 +4528,7 @@ export interface components {
           | 'checkin.denied'
           | 'checkin.liveness_failed'
           | 'checkin.geofence_alert'
+          | 'checkin.voided'
           | 'person.enrolled'
           | 'person.deleted'
           | 'person.biometrics_revoked'
@@ -4507,6 +4670,8 @@ export type SchemaStepUpRequest = components['schemas']['StepUpRequest'];
 export type SchemaQrToken = components['schemas']['QrToken'];
 export type SchemaQrCheckinResult = components['schemas']['QrCheckinResult'];
 export type SchemaManualCheckinRequest = components['schemas']['ManualCheckinRequest'];
+export type SchemaVoidedCheckin = components['schemas']['VoidedCheckin'];
+export type SchemaVoidCheckinRequest = components['schemas']['VoidCheckinRequest'];
 export type SchemaEventList = components['schemas']['EventList'];
 export type SchemaEvent = components['schemas']['Event'];
 export type SchemaReentry = components['schemas']['Reentry'];
@@ -4522,6 +4687,7 @@ export type SchemaEventListToken = components['schemas']['EventListToken'];
 export type SchemaPublicBranding = components['schemas']['PublicBranding'];
 export type SchemaGuestList = components['schemas']['GuestList'];
 export type SchemaGuest = components['schemas']['Guest'];
+export type SchemaEventAttendance = components['schemas']['EventAttendance'];
 export type SchemaCreateGuestRequest = components['schemas']['CreateGuestRequest'];
 export type SchemaUpdateGuestRequest = components['schemas']['UpdateGuestRequest'];
 export type SchemaGuestImportResult = components['schemas']['GuestImportResult'];
@@ -8103,8 +8269,106 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `not_found`: no such person or event in your tenant */
+      /** @description `not_found`: no such person, event or guest of the event in your tenant */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  voidCheckin: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        checkInId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['VoidCheckinRequest'];
+      };
+    };
+    responses: {
+      /** @description The voided check-in and its guest now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['VoidedCheckin'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such check-in in your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `checkin_not_admitted`: the check-in was not an admission (denied or liveness failed): nothing to undo; `already_voided`: the check-in is already voided */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -8884,7 +9148,7 @@ export interface operations {
         limit?: number;
         /** @description Opaque `nextCursor` of the previous page. */
         cursor?: string;
-        /** @description Case-insensitive substring of name, e-mail or document. */
+        /** @description A piece of the name, e-mail or document, case and accents ignored (`joao` finds João); in a document dots, dashes, slashes and spaces are ignored too (`12345` finds 123.45…). */
         q?: string;
         /** @description `pending` on the list, not invited yet; `invited` an invitation was mailed; `confirmed` attendance confirmed (by token or by an admin); `declined`; `checked_in` admitted at the event (by any method). */
         status?: 'pending' | 'invited' | 'confirmed' | 'declined' | 'checked_in';
@@ -9033,6 +9297,73 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getEventAttendance: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The counts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventAttendance'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such event (or guest) in the caller’s tenant */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -11939,6 +12270,7 @@ export interface operations {
       query?: {
         eventId?: string;
         personId?: string;
+        guestId?: string;
         method?: 'facial' | 'qr' | 'link' | 'manual';
         /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
         outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
@@ -12011,6 +12343,7 @@ export interface operations {
       query?: {
         eventId?: string;
         personId?: string;
+        guestId?: string;
         method?: 'facial' | 'qr' | 'link' | 'manual';
         /** @description `success` recognised and admitted; `geofence_alert` recognised and admitted, but outside the event geofence; `denied` not admitted (see `reason`); `liveness_failed` the frame failed the passive liveness check. */
         outcome?: 'success' | 'denied' | 'liveness_failed' | 'geofence_alert';
@@ -12339,6 +12672,7 @@ export interface operations {
           | 'checkin.denied'
           | 'checkin.liveness_failed'
           | 'checkin.geofence_alert'
+          | 'checkin.voided'
           | 'person.enrolled'
           | 'person.deleted'
           | 'person.biometrics_revoked'
