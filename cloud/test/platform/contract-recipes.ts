@@ -214,7 +214,18 @@ export const RECIPES: Record<string, Recipe> = {
     },
   },
   checkinManual: {
-    body: (g, f) => ({ ...g, personId: f.person.id, eventId: f.event.id }),
+    body: (g, f) => ({ ...without(g, 'guestId'), personId: f.person.id, eventId: f.event.id }),
+  },
+  voidCheckin: {
+    prepare: async (f) => {
+      const guest = await f.newGuest(f.event.id, { status: 'confirmed' });
+      const checkin = await f.call('POST', '/v1/checkin/manual', {
+        headers: f.org.headers,
+        body: { guestId: guest.id, eventId: f.event.id },
+      });
+      return { params: { checkInId: checkin.body.checkInId as string } };
+    },
+    body: (g) => ({ ...g, reason: 'Wrong guest ticked' }),
   },
 
   // Events
@@ -240,6 +251,7 @@ export const RECIPES: Record<string, Recipe> = {
 
   // Guests
   listGuests: {},
+  getEventAttendance: {},
   createGuest: { body: (g) => without(g, 'personId') },
   updateGuest: {
     prepare: async (f) => ({ params: { guestId: (await f.newGuest(f.event.id)).id } }),
