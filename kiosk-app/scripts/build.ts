@@ -8,10 +8,12 @@
 //   dist/shell/policy.mjs        the shell's decisions on their own (tests load them)
 //   dist/shell/preload.cjs       the preload
 //   dist/shell/ui/               the page: index.html, style.css and app.js, bundled once here
+//   dist/shell/ui/vision/        the in-page face detector's model (with its metadata) and WebAssembly
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
 import { bundleUi } from '../src/server.js';
+import { visionAssets } from './face-detector-model.js';
 
 const at = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const DIST = at('../dist/');
@@ -60,6 +62,10 @@ export async function buildKiosk() {
   await copyFile(at('../src/shell/preload.cjs'), `${DIST}shell/preload.cjs`);
   for (const f of ['index.html', 'style.css']) await copyFile(at(`../src/ui/${f}`), `${DIST}shell/ui/${f}`);
   await writeFile(`${DIST}shell/ui/app.js`, await bundleUi());
+  await mkdir(`${DIST}shell/ui/vision`, { recursive: true });
+  for (const [name, file] of Object.entries(await visionAssets())) {
+    await copyFile(file, `${DIST}shell/ui/vision/${name}`);
+  }
   return DIST;
 }
 

@@ -3,10 +3,11 @@
 // One origin for the page, so the browser needs no CORS from the agent or the cloud; an Electron shell
 // loads this same URL. Only that page may drive it: the agent's request guard (Host allow-list, Origin,
 // JSON bodies) runs first, the staff PIN is relayed only from the page itself, and every answer carries
-// the security headers (CSP, no framing, nosniff, no referrer).
-import { existsSync } from 'node:fs';
+// the security headers (CSP, no framing, nosniff, no referrer). `/vision/` serves the in-page face
+// detector's model and WebAssembly, from this machine like everything else.
+import { createReadStream, existsSync } from 'node:fs';
 import http from 'node:http';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createPortico } from '@portico/sdk';
@@ -23,13 +24,16 @@ const BRANDING_TIMEOUT_MS = 2000;
  */
 const PIN_ROUTES = /^\/agent\/(staff\/session|step-up\/[^/]+)$/;
 
-/** The page's rules: its own scripts, styles and connections only; camera pictures and the logo. */
+/**
+ * The page's rules: its own scripts, styles and connections only; camera pictures and the logo.
+ * WebAssembly may be compiled (`'wasm-unsafe-eval'`: the face detector's), JavaScript eval stays off.
+ */
 function securityHeaders(cloudUrl: string): Record<string, string> {
   const cloud = URL.canParse(cloudUrl) ? ` ${new URL(cloudUrl).origin}` : '';
   return {
     'content-security-policy': [
       "default-src 'self'",
-      "script-src 'self'",
+      "script-src 'self' 'wasm-unsafe-eval'",
       "style-src 'self'",
       `img-src 'self' data: blob: https:${cloud}`,
       "media-src 'self' blob: mediastream:",
@@ -46,16 +50,43 @@ function securityHeaders(cloudUrl: string): Record<string, string> {
   };
 }
 
+const VISION_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.tflite': 'application/octet-stream',
+};
+
+/**
+ * The files under `/vision/` by name: copied beside a build (dist/shell/ui/vision/), else made by the
+ * build step from the npm packages (the model is cached after the first start).
+ */
+async function visionFiles(): Promise<Map<string, { type: string; path: string }>> {
+  let paths: Record<string, string>;
+  if (existsSync(`${UI}vision/`)) {
+    const names = await readdir(`${UI}vision/`);
+    paths = Object.fromEntries(names.map((name) => [name, `${UI}vision/${name}`]));
+  } else {
+    const { visionAssets } = await import('../scripts/face-detector-model.js');
+    paths = await visionAssets();
+  }
+  const files = new Map<string, { type: string; path: string }>();
+  for (const [name, path] of Object.entries(paths)) {
+    const type = VISION_TYPES[name.slice(name.lastIndexOf('.'))];
+    if (type) files.set(`/vision/${name}`, { type, path });
+  }
+  return files;
+}
+
 export interface KioskServer {
   url: string;
   close(): Promise<void>;
 }
 
 /** Bundles the UI (one ES module for Chromium; the contract is imported for its types only). */
-export async function bundleUi(): Promise<string> {
+export async function bundleUi(entry = `${UI}app.ts`): Promise<string> {
   const { build } = await import('esbuild');
   const out = await build({
-    entryPoints: [`${UI}app.ts`],
+    entryPoints: [entry],
     bundle: true,
     format: 'esm',
     target: 'chrome120',
@@ -81,6 +112,7 @@ export async function startKioskServer(options: {
       body: existsSync(`${UI}app.js`) ? await readFile(`${UI}app.js`, 'utf8') : await bundleUi(),
     },
   };
+  const vision = await visionFiles();
   const agent = new URL(options.agentUrl);
   const headers = securityHeaders(options.cloudUrl);
   // Built at the first request: the port is known once listening (0 in tests).
@@ -167,6 +199,11 @@ export async function startKioskServer(options: {
       void relayBranding(res, branding[1]!);
       return;
     }
+    const asset = req.method === 'GET' ? vision.get(url.pathname) : undefined;
+    if (asset) {
+      void sendFile(res, asset, headers);
+      return;
+    }
     const file = req.method === 'GET' ? files[url.pathname] : undefined;
     if (!file) return problem(res, 404, 'not_found', 'No such page', headers);
     res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store', ...headers });
@@ -184,6 +221,30 @@ export async function startKioskServer(options: {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A file from disk, streamed (the WebAssembly is 13 MB: not kept in memory). */
+async function sendFile(
+  res: http.ServerResponse,
+  file: { type: string; path: string },
+  headers: Record<string, string>,
+) {
+  let size: number;
+  try {
+    size = (await stat(file.path)).size;
+  } catch {
+    return problem(res, 404, 'not_found', 'No such file', headers);
+  }
+  res.writeHead(200, {
+    'content-type': file.type,
+    'content-length': size,
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  const stream = createReadStream(file.path);
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
 }
 
 function problem(

@@ -3,7 +3,7 @@
 // (a real photo gets a face box, when the models are here), and the built shell's policy module loads.
 // Electron and electron-builder are not run (no Electron binary on these machines).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR } from '../../cloud/test/support/faces.js';
 import { until } from '../../test/support/edge.js';
 import { buildKiosk } from '../scripts/build.js';
+import { MODEL_SHA256, VISION_FILES } from '../scripts/face-detector-model.js';
 import type * as Policy from '../src/shell/policy.js';
 
 describe('the kiosk build (dist/)', { timeout: 120_000 }, () => {
@@ -101,6 +102,14 @@ describe('the kiosk build (dist/)', { timeout: 120_000 }, () => {
         '[kiosk build] face models or ../shared/faces absent: the bundled face worker was not run',
       );
     }
+  });
+
+  it("copies the in-page face detector's model (the pinned one, metadata added) and WebAssembly beside the page", () => {
+    for (const name of Object.values(VISION_FILES)) {
+      expect(existsSync(path.join(dist, 'shell/ui/vision', name)), name).toBe(true);
+    }
+    const model = readFileSync(path.join(dist, 'shell/ui/vision', VISION_FILES.model));
+    expect(createHash('sha256').update(model).digest('hex')).toBe(MODEL_SHA256);
   });
 
   it("loads the built shell's policy module with plain Node", async () => {
