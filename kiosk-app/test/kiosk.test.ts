@@ -1,6 +1,7 @@
 // The kiosk UI in real Chromium, against the real cloud and the real device agent (a child process),
-// with a fake camera fed from real face photos (../shared/faces): an enrolled guest is welcomed by
-// name, a stranger is not, with the cloud stopped the offline banner shows the queue and check-ins
+// with a fake camera fed from real face photos (../shared/faces): a face coming into view starts the
+// check-in without a touch, and the time from the face in view to the result is printed per person
+// (issue 24's door target: 2.5 s); an enrolled guest is welcomed by name, a stranger is not, with the cloud stopped the offline banner shows the queue and check-ins
 // still succeed, and a still photo fails the liveness challenge. Screens the journey cannot reach
 // cheaply (outside the geofence, event closed or full, no face) are shown from answers of the agent's
 // documented shape, served by Playwright's routing. The live face guide says "come closer" to a face
@@ -8,7 +9,7 @@
 // wrong PIN, locks out, and checks a guest in by name, online and offline. Every screen is shot in
 // English and Brazilian Portuguese (the events' branding locale) into test/screenshots/ when
 // UPDATE_SCREENSHOTS=1.
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -105,6 +106,40 @@ async function cameraFile(
   return file;
 }
 
+/** The grey wall with nobody in front of it, as a JPEG. */
+const emptyWall = () =>
+  (sharp as unknown as (o: { create: object }) => ReturnType<Sharp>)({
+    create: { width: 640, height: 480, channels: 3, background: '#8a8a8a' },
+  })
+    .jpeg({ quality: 90 })
+    .toBuffer();
+
+/**
+ * People arriving at the door, one after another: a 640x480 MJPEG (Chromium plays it at 30 frames a
+ * second, in a loop) of `awayS` seconds of the grey wall, then `presentS` seconds of the photo placed
+ * as `cameraFile` places it, moving a few pixels from frame to frame as a person standing does (a
+ * still picture repeated is what a photo held up or injected looks like).
+ */
+async function arrivalsFile(dir: string, name: string, photo: Buffer, awayS = 1.5, presentS = 4.5) {
+  const wall = await emptyWall();
+  const frames: Buffer[] = Array.from({ length: Math.round(awayS * 30) }, () => wall);
+  for (let i = 0; i < presentS * 30; i++) {
+    const size = 320 + Math.round(6 * Math.sin(i / 5));
+    const left = 160 + Math.round(4 * Math.sin(i / 3));
+    const top = 80 + Math.round(3 * Math.cos(i / 4));
+    const face = await sharp(photo).resize(size).toBuffer();
+    frames.push(
+      await sharp(face)
+        .extend({ top, bottom: 480 - top - size, left, right: 640 - left - size, background: '#8a8a8a' })
+        .jpeg({ quality: 90 })
+        .toBuffer(),
+    );
+  }
+  const file = path.join(dir, `${name}.mjpeg`);
+  await writeFile(file, Buffer.concat(frames));
+  return file;
+}
+
 const launch = (camera: string) => launchChromium({ camera });
 
 describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { timeout: 120_000 }, () => {
@@ -113,7 +148,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   let engine: Awaited<ReturnType<typeof sharedFaceEngine>>['engine'];
   let agent: AgentProcess | undefined;
   let kiosk: KioskServer;
-  const browsers: Record<'leonard' | 'stranger' | 'qr' | 'far' | 'offCentre', Browser> = {} as never;
+  const browsers: Record<
+    'leonard' | 'stranger' | 'qr' | 'far' | 'offCentre' | 'empty' | 'still' | 'arrivals',
+    Browser
+  > = {} as never;
   const events: Record<(typeof LANGS)[number], { id: string; publicToken: string }> = {} as never;
   let org: Awaited<ReturnType<typeof integratorOf>>;
   let checkinUrl: string;
@@ -166,7 +204,21 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       body: { personId: person.body.id, frame: base64(leonard[0]!) },
     });
     expect(enrolled.status, enrolled.text).toBe(200);
+    // Bernadette, for the door's time per person (enrolled from another photo than the camera shows).
+    const bernadette = await cloud.app.request('POST', '/v1/persons', {
+      headers: org.keyHeaders,
+      body: { name: 'Bernadette Rostenkowski', document: 'DOC-BR' },
+    });
+    const bernadetteEnrolled = await cloud.app.request('POST', '/v1/public/onboarding/enroll', {
+      headers: org.keyHeaders,
+      body: { personId: bernadette.body.id, frame: base64((await photosOf('bbt/bernadette'))[0]!) },
+    });
+    expect(bernadetteEnrolled.status, bernadetteEnrolled.text).toBe(200);
     for (const lang of LANGS) {
+      await confirmedGuest(cloud.app, org.headers, events[lang].id, {
+        name: 'Bernadette Rostenkowski',
+        personId: bernadette.body.id,
+      });
       const guest = await confirmedGuest(cloud.app, org.headers, events[lang].id, {
         name: 'Leonard Hofstadter',
         personId: person.body.id,
@@ -192,7 +244,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     await until(
       async () =>
         (await agentCall(agent!, 'GET', '/status')).body.events.every(
-          (e: { templates: number }) => e.templates === 1,
+          (e: { templates: number }) => e.templates === 2,
         ),
       60_000,
       'replicas with templates',
@@ -209,6 +261,16 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     browsers.offCentre = await launch(
       await cameraFile(scratch, 'off-centre', leonard[1]!, { size: 220, left: 20, top: 200 }),
     );
+    // Nobody in front of the kiosk: the attract screen stays.
+    const empty = path.join(scratch, 'empty.mjpeg');
+    await writeMjpeg(empty, await emptyWall());
+    browsers.empty = await launch(empty);
+    // Bernadette's photo, enlarged: the passive model scores it 0.84-1.0 (a still picture of her and
+    // people arriving at the door, moving a little).
+    const live = (await photosOf('bbt/bernadette'))[1]!;
+    const nearer = { size: 320, left: 160, top: 80 };
+    browsers.still = await launch(await cameraFile(scratch, 'still', live, nearer));
+    browsers.arrivals = await launch(await arrivalsFile(scratch, 'arrivals', live));
     // The QR code of Leonard's invitation to the English event, held up to the camera.
     const qr = await sharp(await QRCode.toBuffer(checkinUrl, { width: 380, margin: 4 }))
       .extend({ top: 50, bottom: 50, left: 130, right: 130, background: '#ffffff' })
@@ -232,7 +294,17 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   // in localStorage while online is what the attract screen shows offline.
   const contexts = new Map<keyof typeof browsers, BrowserContext>();
   async function open(who: keyof typeof browsers, lang: (typeof LANGS)[number]): Promise<Page> {
-    if (!contexts.has(who)) {
+    const page = await context(who).newPage();
+    page.on('pageerror', (e) => console.error(`[kiosk page] ${e.message}`));
+    await page.goto(`${kiosk.url}/?event=${events[lang].publicToken}`);
+    await page.locator('main').first().waitFor();
+    return page;
+  }
+  function context(who: keyof typeof browsers): BrowserContext {
+    return contexts.get(who)!;
+  }
+  beforeAll(async () => {
+    for (const who of Object.keys(browsers) as (keyof typeof browsers)[]) {
       contexts.set(
         who,
         await browsers[who].newContext({
@@ -242,26 +314,15 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         }),
       );
     }
-    const page = await contexts.get(who)!.newPage();
-    page.on('pageerror', (e) => console.error(`[kiosk page] ${e.message}`));
-    await page.goto(`${kiosk.url}/?event=${events[lang].publicToken}`);
-    await page
+  });
+  /** The attract screen with the event's name, as a kiosk nobody stands at shows it. */
+  const attractShown = (page: Page, lang: (typeof LANGS)[number]) =>
+    page
       .locator('[data-screen="attract"] h1', { hasText: lang === 'en' ? 'Acme Premiere' : 'Estreia Acme' })
       .waitFor();
-    return page;
-  }
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
-  /** Touch to start and wait for a result screen; shoots the steps on the way when asked. */
-  async function checkIn(page: Page, lang: string, shootSteps = false) {
-    // The whole attract screen is the touch target.
-    await page.locator('[data-screen="attract"]').click({ position: { x: 20, y: 20 } });
-    await page.locator('[data-screen="camera"]').waitFor();
-    await expect
-      .poll(() => page.locator('video').evaluate((v: HTMLVideoElement) => v.videoWidth))
-      .toBeGreaterThan(0);
-    if (shootSteps) await shot(page, `2-camera-${lang}`);
-    await page.locator('[data-screen="challenge"][data-step="2"]').waitFor();
-    if (shootSteps) await shot(page, `3-challenge-${lang}`);
+  /** A face in view starts the check-in by itself: the result screen it comes to. */
+  async function checkIn(page: Page) {
     await page.locator('main.result').waitFor({ timeout: 30_000 });
     return page.locator('main.result');
   }
@@ -269,15 +330,25 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   const metrics = (page: Page) =>
     page.evaluate(() => (window as unknown as { kioskMetrics: Record<string, unknown> }).kioskMetrics);
 
-  it('welcomes an enrolled guest by first name, in the language of the event, then returns to attract', async () => {
+  it('welcomes an enrolled guest by first name without a touch, in the language of the event, then waits for them to step away', async () => {
     for (const lang of LANGS) {
+      const idle = await open('empty', lang);
+      await attractShown(idle, lang);
+      // Nobody in view: nothing starts.
+      await idle.waitForTimeout(1000);
+      expect(await idle.locator('[data-screen="attract"][data-armed="true"]').count()).toBe(1);
+      await shot(idle, `1-attract-${lang}`);
+      await idle.close();
+
       const page = await open('leonard', lang);
-      await shot(page, `1-attract-${lang}`);
-      const result = await checkIn(page, lang, true);
+      const result = await checkIn(page);
       expect(await result.getAttribute('data-screen')).toMatch(/welcome/);
       expect(await title(page)).toBe(lang === 'en' ? 'Welcome, Leonard!' : 'Bem-vindo(a), Leonard!');
       await shot(page, `4-welcome-${lang}`);
+      // Back to attract, and not a second check-in while Leonard is still in front of the camera.
       await page.locator('[data-screen="attract"]').waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(1500);
+      expect(await page.locator('[data-screen="attract"][data-armed="false"]').count()).toBe(1);
       console.log(`[kiosk] ${lang} figures: ${JSON.stringify(await metrics(page))}`);
       await page.close();
     }
@@ -293,7 +364,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   it('does not welcome a stranger, and offers to try again', async () => {
     for (const lang of LANGS) {
       const page = await open('stranger', lang);
-      const result = await checkIn(page, lang);
+      const result = await checkIn(page);
       expect(await result.getAttribute('data-screen')).toMatch(/not-recognised/);
       expect(await title(page)).toBe(lang === 'en' ? 'We did not recognise you' : 'Não reconhecemos você');
       expect(await page.locator('body').innerText()).not.toMatch(/Welcome|Bem-vindo/);
@@ -311,21 +382,25 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       'agent offline',
     );
     for (const lang of LANGS) {
-      const page = await open('leonard', lang);
-      const banner = page.locator('#offline');
-      await banner.waitFor({ state: 'visible' });
-      expect(await banner.innerText()).toMatch(lang === 'en' ? /^Offline/ : /^Sem conexão/);
-      await shot(page, `6-offline-attract-${lang}`);
+      const idle = await open('empty', lang);
+      await attractShown(idle, lang);
+      const idleBanner = idle.locator('#offline');
+      await idleBanner.waitFor({ state: 'visible' });
+      expect(await idleBanner.innerText()).toMatch(lang === 'en' ? /^Offline/ : /^Sem conexão/);
+      await shot(idle, `6-offline-attract-${lang}`);
+      await idle.close();
       const before = (await agentCall(agent!, 'GET', '/status')).body.queueLength as number;
-      const result = await checkIn(page, lang);
+      const page = await open('leonard', lang);
+      const result = await checkIn(page);
       expect(await result.getAttribute('data-screen')).toMatch(/welcome/);
+      const banner = page.locator('#offline');
       await expect.poll(() => banner.innerText()).toContain(`(${before + 1} `);
       await shot(page, `7-offline-welcome-${lang}`);
       await page.close();
     }
     // A fresh browser profile (nothing cached) with the cloud down: the event's name comes from the
     // agent's replica, and the page asks the server for nothing it does not have (no favicon.ico).
-    const fresh = await browsers.leonard.newContext({ viewport: { width: 1280, height: 800 } });
+    const fresh = await browsers.empty.newContext({ viewport: { width: 1280, height: 800 } });
     const page = await fresh.newPage();
     const missing: string[] = [];
     page.on('response', (r) => void (r.status() === 404 && missing.push(r.url())));
@@ -334,7 +409,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     expect(missing).toEqual([]);
     await fresh.close();
     await cloud.up();
-    const online = await open('leonard', 'en');
+    const online = await open('empty', 'en');
     await until(
       async () => (await agentCall(agent!, 'GET', '/status')).body.queueLength === 0,
       30_000,
@@ -351,7 +426,8 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   it('QR mode: the invitation QR code checks in at its event and is refused at another', async () => {
     for (const lang of LANGS) {
       // The QR screen as a guest sees it before showing a code: the camera without one (the stranger's).
-      const waiting = await open('stranger', lang);
+      const waiting = await open('empty', lang);
+      await attractShown(waiting, lang);
       await waiting.click('#qr-start');
       await waiting.locator('[data-screen="qr"]').waitFor();
       await expect
@@ -361,6 +437,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       await waiting.close();
 
       const page = await open('qr', lang);
+      await attractShown(page, lang);
       await page.click('#qr-start');
       await page.locator('main.result').waitFor({ timeout: 30_000 });
       if (lang === 'en') {
@@ -391,20 +468,17 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       },
     };
     for (const lang of LANGS) {
-      const page = await open('leonard', lang);
       for (const [name, answer] of Object.entries(answers)) {
         const kind = name.replace(/^\d+-/, '');
-        await page.route('**/agent/events/*/identify', (route) =>
+        await context('leonard').route('**/agent/events/*/identify', (route) =>
           route.fulfill({
             status: answer.status,
             contentType: 'application/json',
             body: JSON.stringify(answer.body),
           }),
         );
-        // Back to attract at once instead of waiting for the result's own timer.
-        await page.reload();
-        await page.locator('[data-screen="attract"]').waitFor();
-        const result = await checkIn(page, lang);
+        const page = await open('leonard', lang);
+        const result = await checkIn(page);
         expect(await result.getAttribute('data-screen')).toMatch(new RegExp(kind));
         if (kind === 'already-in') {
           expect(await title(page)).toBe(
@@ -412,24 +486,35 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
           );
         }
         await shot(page, `${name}-${lang}`);
-        await page.unroute('**/agent/events/*/identify');
+        await page.close();
+        await context('leonard').unroute('**/agent/events/*/identify');
       }
-      await page.close();
     }
   }, 180_000);
 
-  it('fails a still photo on the liveness challenge once the tenant requires it', async () => {
+  it('fails a still photo once the tenant requires liveness: at once when the passive model calls it a reproduction, after the challenge when it looks live', async () => {
     await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
       headers: org.headers,
       body: { requireLiveness: true },
     });
     await replicaCaughtUp(agent!);
+    const challenged = async (page: Page) => ((await metrics(page)) as { challenged: boolean[] }).challenged;
     for (const lang of LANGS) {
-      const page = await open('leonard', lang);
-      const result = await checkIn(page, lang);
-      expect(await result.getAttribute('data-screen')).toMatch(/liveness-failed/);
-      await shot(page, `12-liveness-failed-${lang}`);
-      // With liveness required every frame is analysed: the last frame -> result figure that matters.
+      // Leonard's small crop enlarged: the passive model scores it 0.01-0.1, a reproduction.
+      const reproduction = await open('leonard', lang);
+      expect(await (await checkIn(reproduction)).getAttribute('data-screen')).toMatch(/liveness-failed/);
+      expect(await challenged(reproduction)).toEqual([false]);
+      await shot(reproduction, `12-liveness-failed-${lang}`);
+      await reproduction.close();
+
+      // Bernadette's photo scores 0.9-1.0, but one picture repeated frame after frame is no face
+      // coming to the door: the challenge, which a photo cannot perform.
+      const page = await open('still', lang);
+      await page.locator('[data-screen="challenge"]').waitFor({ timeout: 15_000 });
+      await shot(page, `3-challenge-${lang}`);
+      expect(await (await checkIn(page)).getAttribute('data-screen')).toMatch(/liveness-failed/);
+      expect(await challenged(page)).toEqual([true]);
+      // Every frame of the challenge is analysed as it arrives: the last frame -> result figure.
       const lastFrame = async () =>
         ((await metrics(page)) as { lastFrameToResultMs: number[] }).lastFrameToResultMs;
       await expect.poll(async () => (await lastFrame()).length).toBe(1);
@@ -439,6 +524,49 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       await page.close();
     }
   });
+
+  it('checks people in as they come into view, liveness on: the passive look, no touch, time per person printed', async () => {
+    // Bernadette coming to the door again and again, moving a little: liveness is on (the test before).
+    const page = await open('arrivals', 'en');
+    const people = 6;
+    await expect
+      .poll(
+        async () => ((await metrics(page)) as { faceInViewToResultMs: number[] }).faceInViewToResultMs.length,
+        { timeout: 90_000 },
+      )
+      .toBeGreaterThanOrEqual(people);
+    const m = (await metrics(page)) as {
+      faceInViewToResultMs: number[];
+      challenged: boolean[];
+      guide: string;
+    };
+    const times = m.faceInViewToResultMs.slice(0, people);
+    const looks = times.filter((_, i) => !m.challenged[i]).sort((a, b) => a - b);
+    const median = (xs: number[]) => xs[Math.floor((xs.length - 1) / 2)];
+    console.log(
+      `[kiosk] door, time per person from the face in view to the result on screen: ${JSON.stringify(times)} ms; ` +
+        `challenged ${JSON.stringify(m.challenged.slice(0, people))}; median on the passive look alone ` +
+        `${median(looks)} ms, over all ${median([...times].sort((a, b) => a - b))} ms; guide in the ${m.guide}`,
+    );
+    // Every arrival welcomed (re-entry is allowed at this event by default), most on the passive look:
+    // the enlarged crop scores 0.84-1.0 from frame to frame, so now and then a frame is under the line.
+    await until(
+      async () =>
+        (await cloud.app.deps.db.prisma.checkIn.count({
+          where: {
+            eventId: events.en.id,
+            outcome: 'success',
+            method: 'facial',
+            guest: { name: 'Bernadette Rostenkowski' },
+          },
+        })) >= people,
+      10_000,
+      'welcomed',
+    );
+    expect(looks.length).toBeGreaterThan(people / 2);
+    await page.close();
+  }, 150_000);
+
   it('the face guide says live what to fix: come closer, move to your left, then hold still', async () => {
     const cases = [
       { who: 'far', fix: 'tooFar', en: 'Come closer', 'pt-BR': 'Chegue mais perto', shot: '15-guide-far' },
@@ -451,11 +579,13 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       },
       { who: 'leonard', fix: 'ok', en: 'Hold still', 'pt-BR': 'Fique parado', shot: '17-guide-hold-still' },
     ] as const;
+    // A face well placed goes on to the look: here the agent's challenge never answers, so the guide's
+    // last word stays on screen.
+    await context('leonard').route('**/agent/challenge', () => undefined);
     for (const lang of LANGS) {
       for (const c of cases) {
         const page = await open(c.who, lang);
-        const clickedAt = await page.evaluate(() => performance.now());
-        await page.locator('[data-screen="attract"]').click({ position: { x: 300, y: 20 } });
+        const openedAt = await page.evaluate(() => performance.now());
         const hint = page.locator(`#hint[data-fix="${c.fix}"]`);
         await hint.waitFor({ timeout: 15_000 });
         expect(await hint.innerText()).toBe(c[lang]);
@@ -468,18 +598,25 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         const m = (await metrics(page)) as {
           longTasksMs: number[];
           longTasksAt: number[];
-          faceBoxMs: number[];
+          guide: string;
+          guideLooks: { page: number; agent: number };
+          guideMs: number[];
         };
         // Long tasks while the guide runs (page load excluded): printed, as the other figures.
-        const guiding = m.longTasksMs.filter((_, i) => m.longTasksAt[i]! >= clickedAt);
+        const guiding = m.longTasksMs.filter((_, i) => m.longTasksAt[i]! >= openedAt);
         console.log(
-          `[kiosk] face guide ${c.fix} (${lang}): ${m.faceBoxMs.length} face-box round trips ` +
-            `${JSON.stringify(m.faceBoxMs)} ms; long tasks while guiding ${JSON.stringify(guiding)} ms`,
+          `[kiosk] face guide ${c.fix} (${lang}): looks in the page ${m.guideLooks.page}, by the agent ` +
+            `${m.guideLooks.agent}; last looks ` +
+            `${JSON.stringify(m.guideMs.slice(-10))} ms; long tasks while guiding ${JSON.stringify(guiding)} ms`,
         );
-        expect(m.faceBoxMs.length).toBeGreaterThan(0);
+        // In the page (MediaPipe), not by a round trip to the agent per hint (the agent is asked twice a
+        // second only while the page sees no face: the far case).
+        expect(m.guide).toBe('page');
+        expect(m.guideLooks.page).toBeGreaterThan(m.guideLooks.agent);
         await page.close();
       }
     }
+    await context('leonard').unroute('**/agent/challenge');
   }, 180_000);
 
   /** Long press on the attract screen's top-right corner. */
@@ -511,7 +648,8 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         await cloud.down();
         await until(async () => !(await agentCall(agent!, 'GET', '/status')).body.online, 10_000, 'offline');
       }
-      const page = await open('stranger', lang);
+      const page = await open('empty', lang);
+      await attractShown(page, lang);
       // A short touch on the corner does nothing, not even start a check-in.
       await page.click('#staff-open');
       await page.waitForTimeout(300);
@@ -585,7 +723,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
           ? 'This device is not authorised: call staff'
           : 'Este dispositivo não está autorizado: chame a equipe',
       );
-      const result = await checkIn(page, lang);
+      const result = await checkIn(page);
       expect(await result.getAttribute('data-screen')).toMatch(/error/);
       expect(await result.locator('h1').innerText()).toBe(
         lang === 'en'

@@ -180,7 +180,8 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  async function open(who: keyof typeof browsers, lang: Lang): Promise<Page> {
+  /** The kiosk with a face in view: the check-in starts by itself. `prepare` runs before it loads. */
+  async function open(who: keyof typeof browsers, lang: Lang, prepare?: (page: Page) => Promise<void>) {
     const context = await browsers[who].newContext({
       viewport: { width: 1280, height: 800 },
       deviceScaleFactor: 1,
@@ -188,15 +189,15 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
     });
     const page = await context.newPage();
     page.on('pageerror', (e) => console.error(`[kiosk page] ${e.message}`));
+    await prepare?.(page);
     await page.goto(`${kiosk.url}/?event=${TOKENS[lang]}`);
-    await page.locator('[data-screen="attract"] h1', { hasText: NAMES[lang] }).waitFor();
+    await page.locator('main').first().waitFor();
     return page;
   }
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   const title = (page: Page) => page.locator('#result-title').innerText();
-  /** Touch to start; the face goes through the guide and the challenge to the step-up screen. */
+  /** The face in view goes through the guide and the look to the step-up screen. */
   async function toStepUp(page: Page) {
-    await page.locator('[data-screen="attract"]').click({ position: { x: 20, y: 20 } });
     await page.locator('[data-screen="step-up"]').waitFor({ timeout: 30_000 });
   }
   const uploaded = async (outcome: string, reason: string | null, factor: string) => {
@@ -219,7 +220,6 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
     for (const lang of LANGS) {
       const page = await open('ownQr', lang);
       let stepUpShown = false;
-      await page.locator('[data-screen="attract"]').click({ position: { x: 20, y: 20 } });
       // The step-up screen may be brief: the QR code is in view from the start.
       await page.locator('[data-screen="step-up"], main.result').first().waitFor({ timeout: 30_000 });
       if (await page.locator('[data-screen="step-up"]').count()) {
@@ -238,7 +238,6 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
   it("refuses another guest's QR code at the step-up with its own result", async () => {
     for (const lang of LANGS) {
       const page = await open('otherQr', lang);
-      await page.locator('[data-screen="attract"]').click({ position: { x: 20, y: 20 } });
       await page.locator('main.result').waitFor({ timeout: 30_000 });
       expect(await page.locator('main').getAttribute('data-screen')).toMatch(/step-up-failed/);
       expect(await title(page)).toBe(
@@ -280,18 +279,19 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
   }, 180_000);
 
   it('returns to attract when the step-up expires (an answer of the agent shape, routed)', async () => {
-    const page = await open('face', 'en');
-    await page.route('**/agent/events/*/identify', (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: 'application/json',
-        body: JSON.stringify({
-          outcome: 'step_up_required',
-          attemptId: 'a1',
-          factors: ['qr', 'staff'],
-          expiresAt: new Date(Date.now() + 12_000).toISOString(),
+    const page = await open('face', 'en', (p) =>
+      p.route('**/agent/events/*/identify', (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: 'application/json',
+          body: JSON.stringify({
+            outcome: 'step_up_required',
+            attemptId: 'a1',
+            factors: ['qr', 'staff'],
+            expiresAt: new Date(Date.now() + 12_000).toISOString(),
+          }),
         }),
-      }),
+      ),
     );
     await toStepUp(page);
     await page.locator('[data-screen="attract"]').waitFor({ timeout: 15_000 });
@@ -305,20 +305,24 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
     ] as const;
     for (const lang of LANGS) {
       for (const [i, c] of cases.entries()) {
-        const page = await open('face', lang);
-        await page.route('**/agent/events/*/identify', (route) =>
-          route.fulfill({
-            status: 422,
-            contentType: 'application/problem+json',
-            body: JSON.stringify({
+        // The agent's problem shape: a retake's reasons at the top level, as the cloud answers.
+        const page = await open('face', lang, (p) =>
+          p.route('**/agent/events/*/identify', (route) =>
+            route.fulfill({
               status: 422,
-              code: 'face_retake',
-              detail: 'too poor',
-              details: { reasons: [c.reason], quality: 0.1 },
+              contentType: 'application/problem+json',
+              body: JSON.stringify({
+                type: 'https://portico.dev/problems/face_retake',
+                title: 'Unprocessable Entity',
+                status: 422,
+                code: 'face_retake',
+                detail: 'too poor',
+                reasons: [c.reason],
+                quality: 0.1,
+              }),
             }),
-          }),
+          ),
         );
-        await page.locator('[data-screen="attract"]').click({ position: { x: 20, y: 20 } });
         const hint = page.locator(`#hint[data-retake="${c.reason}"]`);
         await hint.waitFor({ timeout: 30_000 });
         expect(await hint.innerText()).toBe(c[lang]);
