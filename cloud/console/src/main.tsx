@@ -5,6 +5,7 @@ import { initialLang, lang, setLang, t, type Lang, type TextKey } from './i18n.j
 import { inEnvironment, onSessionExpired, resume, type Session } from './session.js';
 import { SignIn } from './pages/sign-in.js';
 import { Today } from './pages/today.js';
+import { Door } from './pages/door.js';
 import { Checkins } from './pages/checkins.js';
 import { Persons } from './pages/persons.js';
 import { Events } from './pages/events.js';
@@ -23,6 +24,7 @@ interface PageDef {
 
 const PAGES: PageDef[] = [
   { path: 'today', label: 'navToday', Page: Today },
+  { path: 'door', label: 'navDoor', Page: Door },
   { path: 'checkins', label: 'navCheckins', Page: Checkins },
   { path: 'persons', label: 'navPersons', Page: Persons },
   { path: 'events', label: 'navEvents', Page: Events },

@@ -302,6 +302,14 @@ describe('the door: manual guest check-in, void, guest search, attendance', () =
     });
     const today = await t.request('GET', '/v1/admin/stats/today', { headers: admin.headers });
     expect(today.body.attendance).toContainEqual(res.body);
+    // A voided admission stays in the day's total but admitted nobody.
+    const b = await guest(eventId, { name: 'D', status: 'confirmed' });
+    await voidIt((await checkIn(eventId, b.id)).body.checkInId);
+    const after = await t.request('GET', '/v1/admin/stats/today', { headers: admin.headers });
+    expect(after.body.byEvent.find((e: { event: { id: string } }) => e.event?.id === eventId)).toMatchObject({
+      total: 2,
+      admitted: 1,
+    });
     const theirs = await t.request('GET', `/v1/events/${eventId}/attendance`, { headers: other.headers });
     expect(theirs.status).toBe(404);
     expect(theirs.body.code).toBe('not_found');

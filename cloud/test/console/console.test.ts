@@ -659,6 +659,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     // Tab moves through the sidebar's links; Enter follows one.
     await go(tablet, 'today');
     await tablet.locator('nav a').first().focus();
+    await tablet.keyboard.press('Tab'); // Door
     await tablet.keyboard.press('Tab');
     await tablet.keyboard.press('Enter');
     await expect.poll(() => tablet.locator('main h1').first().innerText()).toBe('Check-ins');
@@ -698,6 +699,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await operator.locator('nav[aria-label=Console]').waitFor();
     expect(await operator.locator('nav a').allInnerTexts()).toEqual([
       'Today',
+      'Door',
       'Check-ins',
       'Persons',
       'Events and guests',

@@ -140,7 +140,7 @@ export const AdminStats = z
         z.object({
           event: Named.nullable().openapi({ description: 'Null: check-ins that named no event.' }),
           total: z.number().int(),
-          admitted: z.number().int().openapi({ description: '`success` and `geofence_alert`.' }),
+          admitted: z.number().int().openapi({ description: '`success` and `geofence_alert`, not voided.' }),
         }),
       )
       .openapi({ description: 'Events with check-ins in the period, most check-ins first.' }),

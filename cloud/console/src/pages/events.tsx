@@ -572,6 +572,9 @@ function EventDetail(props: {
         <button type="button" class="secondary" onClick={() => setConfiguring(!configuring)}>
           {t('configure')}
         </button>
+        <a href={`#/door/${event.id}`} id="open-door">
+          {t('doorOpen')}
+        </a>
       </div>
       <ErrorNote error={action.error} />
       {configuring ? (
@@ -637,7 +640,8 @@ export function Events({ session }: { session: Session }) {
             <td>
               <button type="button" class="outline" onClick={() => setSelected(e)}>
                 {t('guests')} / {t('configure')}
-              </button>
+              </button>{' '}
+              <a href={`#/door/${e.id}`}>{t('navDoor')}</a>
             </td>
           </tr>
         ))}

@@ -1,4 +1,5 @@
-// Today: check-ins arriving live, the day's counts per event, method and outcome, and the devices with
+// Today: check-ins arriving live, the day's counts per event, method and outcome, who arrived per event
+// (arrived / confirmed / capacity, following the stream), and the devices with
 // their last sync and queue; a check-in's photo is fetched only when asked for (each view is audited).
 import type { AdminCheckin, StepUpFactor } from '@portico/contract';
 import { ok } from '@portico/sdk';
@@ -6,7 +7,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { day, t, term, when, type TextKey } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import type { Session } from '../session.js';
-import { ErrorNote, OutcomeBadge, PageHeader, Table, useLoad } from '../ui.js';
+import { AttendanceMeter } from '../components/attendance.js';
+import { Badge, ErrorNote, OutcomeBadge, PageHeader, Table, useLoad } from '../ui.js';
 
 const MAX_LIVE = 50;
 
@@ -15,7 +17,14 @@ export function CheckinPhoto({ session, checkin }: { session: Session; checkin: 
   const [error, setError] = useState<string | null>(null);
   useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
   if (!checkin.hasImage) return <span class="muted">—</span>;
-  if (url) return <img class="thumb" src={url} alt={`${t('showPhoto')} ${checkin.person?.name ?? ''}`} />;
+  if (url)
+    return (
+      <img
+        class="thumb"
+        src={url}
+        alt={`${t('showPhoto')} ${checkin.person?.name ?? checkin.guest?.name ?? ''}`}
+      />
+    );
   const load = async () => {
     const { data } = await session.api.GET('/v1/admin/checkins/{id}/image', {
       params: { path: { id: checkin.id } },
@@ -67,7 +76,15 @@ export function CheckinRow(props: {
   return (
     <tr class={props.class}>
       <td>{when(c.recordedAt)}</td>
-      <td>{c.person?.name ?? '—'}</td>
+      <td>
+        {c.person?.name ?? c.guest?.name ?? '—'}
+        {c.voided ? (
+          <>
+            {' '}
+            <Badge tone="warn">{t('voidedBadge')}</Badge>
+          </>
+        ) : null}
+      </td>
       <td>{c.event?.name ?? '—'}</td>
       <td>{howReached(c)}</td>
       <td>
@@ -182,6 +199,24 @@ export function Today({ session }: { session: Session }) {
         {s ? <Counts title={t('byMethod')} counts={s.byMethod} /> : null}
         {s ? <Counts title={t('byOutcome')} counts={s.byOutcome} /> : null}
       </section>
+
+      {s && s.attendance.length > 0 ? (
+        <section>
+          <h2>{t('whoArrived')}</h2>
+          <div class="grid-stats" id="attendance-today">
+            {s.attendance.map((a) => (
+              <article key={a.event.id} data-event={a.event.name}>
+                <h3>
+                  <a href={`#/door/${a.event.id}`} title={t('doorOpen')}>
+                    {a.event.name}
+                  </a>
+                </h3>
+                <AttendanceMeter attendance={a} />
+              </article>
+            ))}
+          </div>
+        </section>
+      ) : null}
 
       <section>
         <h2>{t('liveCheckins')}</h2>

@@ -79,10 +79,21 @@ export function createAdminStats(deps: Pick<AppDeps, 'db' | 'clock'>) {
   const { prisma } = deps.db;
   return async function stats(tenantId: string, query: AdminStatsQuery): Promise<AdminStats> {
     const { from, to, timeZone } = periodOf(query, deps.clock.now());
-    const [groups, devices] = await Promise.all([
+    const [groups, voided, devices] = await Promise.all([
       prisma.checkIn.groupBy({
         by: ['eventId', 'method', 'outcome'],
         where: { tenantId, occurredAt: { gte: from, lt: to } },
+        _count: { _all: true },
+      }),
+      // Voided admissions stay in the totals (they happened) but admitted nobody.
+      prisma.checkIn.groupBy({
+        by: ['eventId'],
+        where: {
+          tenantId,
+          occurredAt: { gte: from, lt: to },
+          outcome: { in: [...ADMITTED] },
+          voidedAt: { not: null },
+        },
         _count: { _all: true },
       }),
       prisma.device.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' } }),
@@ -100,6 +111,10 @@ export function createAdminStats(deps: Pick<AppDeps, 'db' | 'clock'>) {
       entry.total += n;
       if (ADMITTED.has(g.outcome)) entry.admitted += n;
       perEvent.set(g.eventId, entry);
+    }
+    for (const v of voided) {
+      const entry = perEvent.get(v.eventId);
+      if (entry) entry.admitted -= v._count._all;
     }
     const eventIds = [...perEvent.keys()].filter((id): id is string => id !== null);
     const events = await prisma.event.findMany({

@@ -4345,7 +4345,7 @@ export interface components {
           name: string;
         } | null;
         total: number;
-        /** @description `success` and `geofence_alert`. */
+        /** @description `success` and `geofence_alert`, not voided. */
         admitted: number;
       }[];
       byMethod: {
