@@ -84,6 +84,7 @@ describe('tenant and settings', () => {
       stepUpFactors: ['qr', 'staff'],
       livenessThreshold: 0.5,
       requireLiveness: true,
+      livenessChallenge: 'when_uncertain',
       allowDuplicateFaces: false,
       qrTokenTtlHours: 720,
       qrRepeatWindowMinutes: 5,

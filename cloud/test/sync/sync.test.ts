@@ -493,7 +493,16 @@ describe('edge devices and sync', () => {
         stepUpThreshold: expect.any(Number),
         probeQualityMin: expect.any(Number),
         stepUpFactors: ['qr', 'staff'],
+        // The door asks for the active challenge only when the passive look is unsure (the default).
+        livenessChallenge: 'when_uncertain',
       });
+      const always = await t.request('PATCH', `/v1/tenants/${tenantId}/settings`, {
+        headers: a.headers,
+        body: { livenessChallenge: 'always' },
+      });
+      expect(always.status, always.text).toBe(200);
+      const again = await t.request('GET', `${url}?limit=1`, { headers: as(deviceA) });
+      expect(again.body.policy.livenessChallenge).toBe('always');
       const rest = await t.request('GET', `${url}?limit=1&cursor=${full.body.nextCursor}`, {
         headers: as(deviceA),
       });
