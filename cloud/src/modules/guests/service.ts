@@ -17,7 +17,7 @@ import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js'
 import type { RequestMeta } from '../../http/request-context.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
-import { containsPattern, foldedSql, foldText } from '../../infra/db/like.js';
+import { likeLiteral } from '../../infra/db/like.js';
 import { recordAudit, targetAudit } from '../audit/record.js';
 import { loadEvent, recordCheckin } from '../checkin/record.js';
 import { decodeCursor, encodeCursor, eventByToken, findEvent, type AdminContext } from '../events/service.js';
@@ -36,7 +36,6 @@ export const PUBLIC_GUEST_LIMITS = {
 
 /** What a document number is written with besides its digits and letters (`123.456.789-00`). */
 const DOCUMENT_PUNCTUATION = /[-./\s]/g;
-const DOCUMENT_PUNCTUATION_SQL = '[-./[:space:]]';
 
 /** Statuses on the confirmed list. */
 export const ON_LIST = ['confirmed', 'checked_in'];
@@ -155,20 +154,19 @@ export function createGuestService(deps: Deps) {
   return {
     /**
      * A page of the event's guests by name, with the total matching. `q` is folded (case and accents)
-     * on both sides and, for documents, stripped of punctuation too: the door types what it hears.
+     * as the stored search text is and, for documents, also tried without punctuation: the door types
+     * what it hears.
      */
     async list(ctx: AdminContext, eventId: string, query: GuestListQuery) {
       const event = await findEvent(prisma, ctx.tenantId, eventId);
       const where = [Prisma.sql`event_id = ${event.id} AND deleted_at IS NULL`];
       if (query.q) {
-        const pattern = containsPattern(foldText(query.q));
+        // search_text is folded by the database (fold_text, trigger guests_search_text); so is `q` here.
         const digits = query.q.replace(DOCUMENT_PUNCTUATION, '');
-        where.push(Prisma.sql`(${foldedSql(Prisma.sql`name`)} LIKE ${pattern}
-          OR ${foldedSql(Prisma.sql`coalesce(email, '')`)} LIKE ${pattern}
-          OR ${foldedSql(Prisma.sql`coalesce(document, '')`)} LIKE ${pattern}
+        where.push(Prisma.sql`(search_text LIKE '%' || fold_text(${likeLiteral(query.q)}) || '%'
           ${
-            /\d/.test(digits)
-              ? Prisma.sql`OR lower(regexp_replace(coalesce(document, ''), ${DOCUMENT_PUNCTUATION_SQL}, '', 'g')) LIKE ${containsPattern(foldText(digits))}`
+            /\d/.test(digits) && digits !== query.q
+              ? Prisma.sql`OR search_text LIKE '%' || fold_text(${likeLiteral(digits)}) || '%'`
               : Prisma.empty
           })`);
       }
