@@ -108,6 +108,7 @@ export async function startAgent(
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await face?.close();
+      await replica.close();
       await db.close();
       release();
     },

@@ -9,6 +9,7 @@ import type { AgentConfig } from './config.js';
 import { checkKey, dataKeyOf, KEY_FILE, type DataKey } from './data-dir.js';
 import { openDeviceState, type DeviceState } from './device-state.js';
 import { QUEUE_CONTEXT } from './queue.js';
+import { openTemplateStore } from './templates.js';
 
 interface Finding {
   what: string;
@@ -107,6 +108,18 @@ export function doctor(config: Pick<AgentConfig, 'dataDir' | 'dataKey' | 'link' 
   );
 
   const tokens = config.eventTokens ?? state.eventTokens ?? [];
+  // The replica store's guests, read with the key (nothing written).
+  const storedGuests = (token: string) => {
+    if (!key) return 0;
+    const held = new Set<string>();
+    openTemplateStore(dir, key.sealer).read(token, {
+      put: () => {},
+      remove: () => {},
+      clear: () => {},
+      guest: (id, g) => void (g ? held.add(id) : held.delete(id)),
+    });
+    return held.size;
+  };
   const guests = documents<{ eventToken: string }>(dir, 'guests');
   const events = new Map(
     documents<{ token: string; refreshedAt: number }>(dir, 'events').map((e) => [e.token, e]),
@@ -117,8 +130,8 @@ export function doctor(config: Pick<AgentConfig, 'dataDir' | 'dataKey' | 'link' 
       ? `none${config.eventTokens ? '' : ' assigned yet: assign the device to events in the console'}`
       : tokens
           .map((t) => {
-            const count = guests.filter((g) => g.eventToken === t).length;
-            return `${t.slice(0, 8)}… ${count} guest(s), refreshed ${when(events.get(t)?.refreshedAt)}`;
+            const count = guests.filter((g) => g.eventToken === t).length + storedGuests(t);
+            return `${t.slice(0, 8)}… ${key ? `${count} guest(s)` : 'guests sealed (no key opens them)'}, refreshed ${when(events.get(t)?.refreshedAt)}`;
           })
           .join('; '),
   );

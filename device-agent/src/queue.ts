@@ -1,5 +1,6 @@
 // The durable queue of decisions: each is written (sealed) before the kiosk hears the answer, and
-// removed only once the cloud has answered for it. Re-sending after a crash is safe: the cloud
+// removed only once the cloud has answered for it (its deleted record purged when the queue empties,
+// or within PURGE_EVERY_MS). Re-sending after a crash is safe: the cloud
 // deduplicates by the item's client id.
 import type { Sealer } from './sealed.js';
 import { purgeRemoved, type AgentDatabase } from './store.js';
@@ -7,8 +8,14 @@ import type { QueuedItem } from './sync-item.js';
 
 /** What a queued item's seal is bound to, with its client id. */
 export const QUEUE_CONTEXT = 'agent-queue';
+/**
+ * Uploaded items' deleted records are purged when the queue empties, else at most this often: a purge
+ * rewrites the collection's indexes (flushed to the disk, on the event loop) like any write here.
+ */
+const PURGE_EVERY_MS = 30_000;
 
-export function createQueue(db: AgentDatabase, sealer: Sealer) {
+export function createQueue(db: AgentDatabase, sealer: Sealer, now: () => number = Date.now) {
+  let purgedAt = -Infinity;
   // Counted once before the first change, then kept here: the queue is this module's alone, and the
   // storage counts by reading every document.
   let count: Promise<number> | undefined;
@@ -38,7 +45,10 @@ export function createQueue(db: AgentDatabase, sealer: Sealer) {
       const { success } = await db.queue.bulkRemove([...ids]);
       changed(-success.length);
       // Uploaded: gone from the disk too, not kept as deleted records.
-      await purgeRemoved(db.queue);
+      if ((await counted()) === 0 || now() - purgedAt >= PURGE_EVERY_MS) {
+        await purgeRemoved(db.queue);
+        purgedAt = now();
+      }
     },
 
     length: () => counted(),

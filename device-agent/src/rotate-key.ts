@@ -1,6 +1,6 @@
 // `pnpm agent rotate-key` (the agent stopped): re-seals everything in the data folder under a new key,
-// in place: the queue, the guests' names, the templates, the credentials and the key check. The new
-// key is written first (`data.key.next`) and every record is re-sealed from whichever of the two keys
+// in place: the queue, the replica store's guests and templates (and the names of guests an older
+// agent left in RxDB), the credentials and the key check. The new key is written first (`data.key.next`) and every record is re-sealed from whichever of the two keys
 // opens it, so a rotation cut short (a crash, a power cut) is finished by running it again; the agent
 // refuses to start meanwhile. Done, the new key replaces `data.key` — or, when the old one came from
 // AGENT_DATA_KEY, it is printed for the operator to set there, and the folder keeps no key.
@@ -26,7 +26,7 @@ import { openDeviceState, writeDeviceState } from './device-state.js';
 import { QUEUE_CONTEXT } from './queue.js';
 import { createSealer, type Sealer } from './sealed.js';
 import { openName, openStore, sealName } from './store.js';
-import { openTemplateStore } from './templates.js';
+import { openTemplateStore, type StoredGuest, type TemplateSink } from './templates.js';
 
 /** The plaintext of a record from whichever key opens it (the new one first: already re-sealed). */
 function either<T>(open: (sealer: Sealer) => T, next: Sealer, old: Sealer): { value: T; resealed: boolean } {
@@ -75,24 +75,30 @@ export async function rotateKey(config: Pick<AgentConfig, 'dataDir' | 'dataKey'>
       if (guestDocs.length > 0) await db.guests.bulkUpsert(guestDocs);
       records += queueDocs.length + guestDocs.length;
 
-      // Templates: each event's snapshot and journal read whole, then written as a new snapshot.
+      // The replica store: each event's snapshot and journal (guests and templates) read whole, then
+      // written as a new snapshot.
       for (const event of await db.events.find().exec()) {
         const held = new Map<string, Float32Array>();
-        const sink = {
-          put: (id: string, e: Float32Array) => void held.set(id, Float32Array.from(e)),
-          remove: (id: string) => void held.delete(id),
+        const guests = new Map<string, StoredGuest>();
+        const sink: TemplateSink = {
+          put: (id, e) => void held.set(id, Float32Array.from(e)),
+          remove: (id) => void held.delete(id),
           clear: () => held.clear(),
+          guest: (id, g) => void (g ? guests.set(id, g) : guests.delete(id)),
         };
         const read = either(
           (s) => {
             held.clear();
+            guests.clear();
             openTemplateStore(dir, s).read(event.token, sink);
           },
           next,
           old.sealer,
         );
-        if (!read.resealed) openTemplateStore(dir, next).compact(event.token, held.entries());
-        records += held.size;
+        if (!read.resealed) {
+          openTemplateStore(dir, next).compact(event.token, held.entries(), guests.values());
+        }
+        records += held.size + guests.size;
       }
     } finally {
       await db.close();

@@ -1,12 +1,15 @@
-// The replica's face templates on disk, apart from the guest documents: per event a sealed snapshot
-// read in one pass at start, and a journal of the changes made since, both under the agent's key.
-// The snapshot is rewritten from the in-memory index once the journal has grown (`compact`), so the
-// templates are held only once in memory, in the index.
+// The replica on disk: per event its guests and their face templates in a sealed snapshot read in one
+// pass at start, and a journal of the changes made since, both under the agent's key. A change costs
+// one append of its own size (a delta's guests, a check-in), never a rewrite of the event's list, so
+// the sync loop and the door never wait on the size of the replica. The snapshot is rewritten from
+// memory (the index's templates, the replica's guests) once the journal has grown (`compact`).
 //
 // Files, in `<dataDir>/templates/`, named by a hash of the event token:
 //   <name>.snap  'PTS1' | snapshot id (16) | iv (12) | sealed records ... | tag (16)
 //   <name>.log   'PTJ1' | snapshot id (16) | key check (28) | { u32 length | sealed batch of records } ...
-// A record: u8 op (1 put, 2 remove, 3 clear) | u16 id length | id (UTF-8) | float32 embedding (put).
+// A record: u8 op | u16 id length | id (UTF-8) | what the op carries: 1 put a template (float32
+// embedding), 2 remove a template, 3 clear the templates, 4 put a guest (u32 length | its JSON), 5 remove a
+// guest. A batch writes its guests before their templates, and a snapshot all guests first.
 // A journal follows the snapshot whose id it names and is ignored otherwise (a crash after a new
 // snapshot and before its new journal). The last batch, when a crash cut it short (or a power cut left
 // it unreadable), is ignored and cut off before the next one is appended; any other unreadable part,
@@ -22,6 +25,7 @@ import {
   mkdirSync,
   openSync,
   readSync,
+  rmSync,
   statSync,
   writeSync,
 } from 'node:fs';
@@ -30,14 +34,30 @@ import { EMBEDDING_DIMENSIONS } from '@portico/face-engine';
 import { replaceFile, writeAll } from './data-dir.js';
 import { TAG_BYTES, type Sealer } from './sealed.js';
 
-export type TemplateChange =
-  { guestId: string; embedding: Float32Array | null } | { clear: true; guestId?: undefined };
+/** A guest of the replica as stored (the whole file is sealed, its name with it). */
+export interface StoredGuest {
+  guestId: string;
+  name: string;
+  status: string;
+  checkedInAt: string | null;
+  personId: string | null;
+  qrHash: string;
+  /** The model of the guest's template, or null without one. */
+  modelId: string | null;
+}
 
-/** Where stored templates go when they are read: the event's index. */
+export type TemplateChange =
+  | { guestId: string; embedding: Float32Array | null }
+  | { clear: true; guestId?: undefined }
+  | { guestId: string; guest: StoredGuest | null };
+
+/** Where stored records go when they are read: the event's index, and its guests. */
 export interface TemplateSink {
   put(guestId: string, embedding: Float32Array): void;
   remove(guestId: string): void;
   clear(): void;
+  /** A guest's document (null: the guest left the list). Stores from before guests have none. */
+  guest?(guestId: string, guest: StoredGuest | null): void;
 }
 
 const SNAP_MAGIC = Buffer.from('PTS1');
@@ -52,6 +72,8 @@ const CHUNK_BYTES = 1024 * 1024;
 const PUT = 1;
 const REMOVE = 2;
 const CLEAR = 3;
+const GUEST = 4;
+const GUEST_REMOVED = 5;
 const VECTOR_BYTES = EMBEDDING_DIMENSIONS * 4;
 /** The journal is folded into a new snapshot once it is larger than this and a quarter of the snapshot. */
 const MIN_COMPACT_BYTES = 4 * 1024 * 1024;
@@ -68,12 +90,26 @@ function encode(changes: readonly TemplateChange[]): Buffer {
   const parts: Buffer[] = [];
   for (const change of changes) {
     const id = Buffer.from(change.guestId ?? '');
-    const op = 'clear' in change ? CLEAR : change.embedding ? PUT : REMOVE;
+    const op =
+      'clear' in change
+        ? CLEAR
+        : 'guest' in change
+          ? change.guest
+            ? GUEST
+            : GUEST_REMOVED
+          : change.embedding
+            ? PUT
+            : REMOVE;
     const head = Buffer.alloc(3);
     head.writeUInt8(op, 0);
     head.writeUInt16LE(id.length, 1);
     parts.push(head, id);
-    if (op === PUT) {
+    if (op === GUEST) {
+      const json = Buffer.from(JSON.stringify((change as { guest: StoredGuest }).guest));
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(json.length, 0);
+      parts.push(length, json);
+    } else if (op === PUT) {
       const v = (change as { embedding: Float32Array }).embedding;
       if (v.length !== EMBEDDING_DIMENSIONS) throw new RangeError(`a template has ${v.length} dimensions`);
       parts.push(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
@@ -92,14 +128,22 @@ function decode(buf: Buffer, sink: TemplateSink, scratch: Float32Array): number 
   while (at + 3 <= buf.length) {
     const op = buf.readUInt8(at);
     const idLength = buf.readUInt16LE(at + 1);
-    const size = 3 + idLength + (op === PUT ? VECTOR_BYTES : 0);
+    const body = at + 3 + idLength;
+    let size = 3 + idLength + (op === PUT ? VECTOR_BYTES : 0);
+    if (op === GUEST) {
+      if (body + 4 > buf.length) break;
+      size += 4 + buf.readUInt32LE(body);
+    }
     if (at + size > buf.length) break;
-    const id = buf.toString('utf8', at + 3, at + 3 + idLength);
+    const id = buf.toString('utf8', at + 3, body);
     if (op === PUT) {
-      bytes.set(buf.subarray(at + 3 + idLength, at + size));
+      bytes.set(buf.subarray(body, at + size));
       sink.put(id, scratch);
     } else if (op === REMOVE) sink.remove(id);
     else if (op === CLEAR) sink.clear();
+    else if (op === GUEST)
+      sink.guest?.(id, JSON.parse(buf.toString('utf8', body + 4, at + size)) as StoredGuest);
+    else if (op === GUEST_REMOVED) sink.guest?.(id, null);
     else throw new Error(`template store: unknown record ${op}`);
     at += size;
   }
@@ -243,10 +287,14 @@ export function openTemplateStore(
     },
 
     /**
-     * Writes every template the event holds as its new snapshot, then starts an empty journal after
-     * it. `templates` are read while writing, one at a time (the index's, decoded: no second copy).
+     * Writes every guest and template the event holds as its new snapshot, then starts an empty journal
+     * after it. Both are read while writing, one at a time (the index's templates decoded: no second copy).
      */
-    compact(token: string, templates: Iterable<readonly [string, Float32Array]>) {
+    compact(
+      token: string,
+      templates: Iterable<readonly [string, Float32Array]>,
+      guests: Iterable<StoredGuest> = [],
+    ) {
       const snapshotId = randomBytes(ID_BYTES);
       const sealing = sealer.sealing(snapContext(token, snapshotId));
       let pending: Buffer[] = [];
@@ -258,8 +306,12 @@ export function openTemplateStore(
           pending = [];
           pendingBytes = 0;
         };
-        for (const [guestId, embedding] of templates) {
-          const record = encode([{ guestId, embedding }]);
+        const records = function* (): Generator<TemplateChange> {
+          for (const guest of guests) yield { guestId: guest.guestId, guest };
+          for (const [guestId, embedding] of templates) yield { guestId, embedding };
+        };
+        for (const change of records()) {
+          const record = encode([change]);
           pending.push(record);
           pendingBytes += record.length;
           if (pendingBytes >= CHUNK_BYTES) flush();
@@ -273,6 +325,13 @@ export function openTemplateStore(
         snapshotBytes: statSync(snapPath(token)).size,
         logBytes: LOG_HEADER_BYTES,
       });
+    },
+
+    /** Forgets the event: its files leave the disk (an event this device no longer serves). */
+    drop(token: string) {
+      rmSync(snapPath(token), { force: true });
+      rmSync(logPath(token), { force: true });
+      files.delete(token);
     },
   };
 }

@@ -161,6 +161,9 @@ describe.skipIf(!HAS_ATT || !HAS_MODELS)('active liveness challenge on photos of
     const frames = [await photo(1, 1), Buffer.from('not an image').toString('base64')];
     const atOnce = await answer('turn_head', frames, 'at once');
     expect(atOnce).toMatchObject({ status: 422, body: { code: expect.any(String) } });
-    expect(await answer('turn_head', frames, 'streamed')).toEqual(atOnce);
+    const streamed = await answer('turn_head', frames, 'streamed');
+    // The same problem but for its request id, which is each answer's own.
+    const withoutId = (a: typeof atOnce) => ({ ...a, body: { ...a.body, requestId: undefined } });
+    expect(withoutId(streamed)).toEqual(withoutId(atOnce));
   }, 60_000);
 });
