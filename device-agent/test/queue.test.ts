@@ -1,6 +1,6 @@
 // The queue on disk: sealed, and bounded. RxDB keeps a removed document as a deleted record (content
-// included) until a cleanup; the queue purges them as it removes uploaded items, so the folder stops
-// growing however many decisions pass through it.
+// included) until a cleanup; the queue purges them when it empties, and at most every 30 s while items
+// remain, so the folder stops growing however many decisions pass through it.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -68,4 +68,37 @@ describe('agent queue on disk', () => {
     expect(contents.some((c) => c.includes('guest-'))).toBe(false);
     await db.close();
   }, 300_000);
+
+  it('purges uploaded records when the queue empties, and while items remain at most every 30 s', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-queue-'));
+    const sealer = createSealer(randomBytes(32));
+    const db = await openStore(dir, sealer);
+    let clock = 1_790_000_000_000;
+    const queue = createQueue(db, sealer, () => clock);
+    /** Deleted records of the queue still on the disk. */
+    const deleted = async () => {
+      const names = (await readdir(dir)).filter((n) => decodeURIComponent(n).includes('--queue--0-'));
+      const docs = await Promise.all(
+        names.map(async (n) => JSON.parse(await readFile(path.join(dir, n), 'utf8'))),
+      );
+      return docs.filter((d: { _deleted?: boolean }) => d._deleted).length;
+    };
+    const items = Array.from({ length: 5 }, (_, i) => item(i));
+    for (const i of items) await queue.add(i, clock);
+    await queue.remove([items[0]!.clientId]); // the first purge
+    expect(await deleted()).toBe(0);
+    clock += 1000;
+    await queue.remove([items[1]!.clientId]);
+    expect(await deleted()).toBe(1);
+    clock += 30_000;
+    await queue.remove([items[2]!.clientId]);
+    expect(await deleted()).toBe(0);
+    clock += 1000;
+    await queue.remove([items[3]!.clientId]);
+    expect(await deleted()).toBe(1);
+    await queue.remove([items[4]!.clientId]); // empty now
+    expect(await deleted()).toBe(0);
+    expect(await queue.length()).toBe(0);
+    await db.close();
+  });
 });
