@@ -245,6 +245,11 @@ const en = {
   livenessHelp:
     'How sure the passive liveness check must be that a real face, not a photo or screen, is there.',
   requireLiveness: 'Refuse facial check-ins that fail liveness',
+  livenessChallenge: 'Blink or head-turn challenge at the door',
+  livenessChallengeWhenUncertain: 'Only when the passive check is unsure (faster)',
+  livenessChallengeAlways: 'Every face (about 3 s more per person)',
+  livenessChallengeHelp:
+    'A clearly live face is admitted on its first frames; an unsure one is asked to blink or turn the head.',
   qualityLevel: 'Enrollment quality level',
   qualityHelp: 'Minimum face quality (sharpness, light, pose) a photo needs to be enrolled.',
   geofenceRadius: 'Default geofence radius (metres)',
@@ -316,6 +321,8 @@ const en = {
   doorChooseEvent: 'Choose the event this door checks guests in to.',
   doorOpen: 'Open the door view',
   whoArrived: 'Who arrived',
+  arrivalsSummary: '{total} arrived by {time}, in steps of 15 minutes.',
+  noArrivals: 'No arrivals yet.',
   arrived: 'Arrived',
   confirmedCount: 'Confirmed',
   onList: 'On the list',
@@ -603,6 +610,11 @@ const ptBR: Record<TextKey, string> = {
   livenessHelp:
     'Quão segura a prova de vida passiva precisa estar de que há um rosto real, não uma foto ou tela.',
   requireLiveness: 'Recusar check-ins faciais que falham na prova de vida',
+  livenessChallenge: 'Desafio de piscar ou virar a cabeça na entrada',
+  livenessChallengeWhenUncertain: 'Só quando a verificação passiva tem dúvida (mais rápido)',
+  livenessChallengeAlways: 'Todo rosto (cerca de 3 s a mais por pessoa)',
+  livenessChallengeHelp:
+    'Um rosto claramente vivo entra pelos primeiros quadros; na dúvida, a pessoa pisca ou vira a cabeça.',
   qualityLevel: 'Nível de qualidade do cadastro',
   qualityHelp: 'Qualidade mínima do rosto (nitidez, luz, pose) para uma foto ser cadastrada.',
   geofenceRadius: 'Raio padrão da cerca geográfica (metros)',
@@ -670,6 +682,8 @@ const ptBR: Record<TextKey, string> = {
   doorChooseEvent: 'Escolha o evento em que esta entrada registra os convidados.',
   doorOpen: 'Abrir a portaria',
   whoArrived: 'Quem chegou',
+  arrivalsSummary: '{total} chegaram até {time}, em intervalos de 15 minutos.',
+  noArrivals: 'Nenhuma chegada ainda.',
   arrived: 'Chegaram',
   confirmedCount: 'Confirmados',
   onList: 'Na lista',

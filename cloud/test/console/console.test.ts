@@ -548,9 +548,10 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await shot(page, 'integrations-en');
   });
 
-  it('saves the thresholds, geofence radius and age policy', async () => {
+  it('saves the thresholds, the door challenge, geofence radius and age policy', async () => {
     await go(page, 'settings');
     await page.fill('#setting-matchThreshold', '0.6');
+    await page.selectOption('#setting-livenessChallenge', 'always');
     await page.fill('input[name=minimumAge]', '16');
     await page.selectOption('select[name=belowMinimum]', 'require_guardian_consent');
     await page.click('#save-settings');
@@ -558,6 +559,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     const s = await app.request('GET', `/v1/tenants/${org.tenantId}/settings`, { headers: org.headers });
     expect(s.body).toMatchObject({
       matchThreshold: 0.6,
+      livenessChallenge: 'always',
       age_policy: { minimumAge: 16, belowMinimum: 'require_guardian_consent' },
     });
     // Opened again, the form shows what is stored.
@@ -565,6 +567,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await page.locator('#settings').waitFor();
     expect(await page.locator('select[name=belowMinimum]').inputValue()).toBe('require_guardian_consent');
     expect(await page.inputValue('#setting-matchThreshold')).toBe('0.6');
+    expect(await page.locator('#setting-livenessChallenge').inputValue()).toBe('always');
     await shot(page, 'settings-en');
   });
 

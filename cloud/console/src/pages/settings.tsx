@@ -137,6 +137,7 @@ export function Settings({ session }: { session: Session }) {
       stepUpFactors: FACTORS.map(([f]) => f).filter((f) => form.get(`factor-${f}`) === 'on'),
       livenessThreshold: num('livenessThreshold'),
       requireLiveness: form.get('requireLiveness') === 'on',
+      livenessChallenge: form.get('livenessChallenge') === 'always' ? 'always' : 'when_uncertain',
       biometricQualityLevel: num('biometricQualityLevel'),
       geofenceRadiusMetros: num('geofenceRadiusMetros'),
       age_policy: {
@@ -191,6 +192,12 @@ export function Settings({ session }: { session: Session }) {
               />
               {t('requireLiveness')}
             </label>
+            <Field label={t('livenessChallenge')} help={t('livenessChallengeHelp')}>
+              <select name="livenessChallenge" id="setting-livenessChallenge" value={s.livenessChallenge}>
+                <option value="when_uncertain">{t('livenessChallengeWhenUncertain')}</option>
+                <option value="always">{t('livenessChallengeAlways')}</option>
+              </select>
+            </Field>
             <fieldset id="setting-stepUpFactors">
               <legend>{t('stepUpFactors')}</legend>
               {FACTORS.map(([factor, label]) => (
