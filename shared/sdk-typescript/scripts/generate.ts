@@ -1,8 +1,9 @@
-// Regenerates src/generated/openapi.ts. With a URL (`pnpm --filter @portico/sdk generate
+// Regenerates src/generated/openapi.ts (and src/generated/events.ts from the contract). With a URL (`pnpm --filter @portico/sdk generate
 // http://localhost:8080`) it reads that service's /docs-json; without one it starts the service in
 // process on an in-memory database and reads its own.
 import { writeFile } from 'node:fs/promises';
 import { createTestApp } from '../../../cloud/test/support/app.js';
+import { EVENTS_FILE, eventTypes } from './event-types.js';
 import { GENERATED_FILE, typesFromDocument } from './openapi-types.js';
 
 async function documentFrom(url: string | undefined): Promise<unknown> {
@@ -22,3 +23,5 @@ async function documentFrom(url: string | undefined): Promise<unknown> {
 const document = await documentFrom(process.argv[2]);
 await writeFile(GENERATED_FILE, await typesFromDocument(document));
 console.log(`wrote ${GENERATED_FILE}`);
+await writeFile(EVENTS_FILE, await eventTypes());
+console.log(`wrote ${EVENTS_FILE}`);

@@ -1,7 +1,7 @@
 // The Portico client: the generated, typed openapi-fetch client (`api`) over the SDK's transport,
 // with the credentials of an integrator (API key), of an admin (a session renewed from its refresh
 // cookie when the 15-minute access token runs out) or of an edge device (secret and device token).
-import type { Environment } from '@portico/contract';
+import type { Environment } from './generated/events.js';
 import createClient, { type Client } from 'openapi-fetch';
 import { ok } from './errors.js';
 import type { components, paths } from './generated/openapi.js';

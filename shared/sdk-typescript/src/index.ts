@@ -12,3 +12,4 @@ export {
   type PorticoEvent,
 } from './webhooks.js';
 export type { components, operations, paths } from './generated/openapi.js';
+export type { Environment, EventData, EventDataMap, EventName } from './generated/events.js';

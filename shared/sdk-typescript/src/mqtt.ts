@@ -5,7 +5,7 @@
 // (servers) or the short-lived bus token `GET /v1/admin/bus` hands out (browsers); `busConnectOptions`
 // builds those options. The broker lets it read its own tenant's topics only, and never publish.
 import type { IClientOptions, MqttClient } from 'mqtt';
-import type { EventName } from '@portico/contract';
+import type { EventName } from './generated/events.js';
 import type { PorticoEvent } from './webhooks.js';
 
 export const TOPIC_ROOT = 'portico/v1/tenants';

@@ -2,7 +2,7 @@
 // with the tenant's webhook secret; during a secret rotation it carries two, comma-separated. WebCrypto
 // so the same code runs in Node 20+, browsers and edge runtimes; `subtle.verify` compares in constant
 // time.
-import type { Environment, EventData, EventName } from '@portico/contract';
+import type { Environment, EventData, EventName } from './generated/events.js';
 
 export const SIGNATURE_HEADER = 'x-service-signature';
 

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 import { createTestApp } from '../../../cloud/test/support/app.js';
+import { EVENTS_FILE, eventTypes } from '../scripts/event-types.js';
 import { GENERATED_FILE, typesFromDocument } from '../scripts/openapi-types.js';
 
 it('keeps src/generated/openapi.ts identical to what /docs-json generates today', async () => {
@@ -24,4 +25,12 @@ it('keeps src/generated/openapi.ts identical to what /docs-json generates today'
   } finally {
     await app.close();
   }
+});
+
+it('keeps src/generated/events.ts identical to what the contract generates today', async () => {
+  const committed = await readFile(EVENTS_FILE, 'utf8');
+  expect(
+    committed === (await eventTypes()),
+    'src/generated/events.ts is stale: run `pnpm --filter @portico/sdk generate` and commit it',
+  ).toBe(true);
 });

@@ -2,7 +2,7 @@
 
 from .client import Persons, Photo, Portico, RetryPolicy
 from .errors import FieldProblem, PorticoError, PorticoHttpError, Problem
-from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, WebhookEvent
+from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult, WebhookEvent
 from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, construct_webhook_event, verify_webhook_signature
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "SIGNATURE_HEADER",
     "StepUpFactor",
     "StepUpRequired",
+    "UpsertPersonResult",
     "WebhookEvent",
     "WebhookSignatureError",
     "construct_webhook_event",

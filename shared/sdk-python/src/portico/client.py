@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
 from .errors import PorticoError, PorticoHttpError, Problem, parse_retry_after
-from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired
+from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult
 
 Photo = Union[bytes, str]
 """A JPEG or PNG: raw bytes, or already base64 text."""
@@ -256,6 +256,24 @@ class Persons:
             if value is not None:
                 body[key] = value
         return cast(Person, self._client.request("POST", "/v1/persons", body))
+
+    def upsert(
+        self,
+        external_id: str,
+        name: str,
+        document: str,
+        *,
+        email: Optional[str] = None,
+        phone: Optional[str] = None,
+        birth_date: Optional[str] = None,
+    ) -> UpsertPersonResult:
+        """Creates the person with this ``external_id``, or replaces its name and document (email, phone
+        and birth date change only when given): ``{"result": "created" | "updated", "person": …}``."""
+        body: Dict[str, Any] = {"externalId": external_id, "name": name, "document": document}
+        for key, value in (("email", email), ("phone", phone), ("birthDate", birth_date)):
+            if value is not None:
+                body[key] = value
+        return cast(UpsertPersonResult, self._client.request("POST", "/v1/persons/upsert", body))
 
     def get(self, person_id: str) -> Person:
         return cast(Person, self._client.request("GET", f"/v1/persons/{_segment(person_id)}"))

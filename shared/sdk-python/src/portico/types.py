@@ -23,6 +23,11 @@ class Person(TypedDict):
     updatedAt: str
 
 
+class UpsertPersonResult(TypedDict):
+    result: Literal["created", "updated"]
+    person: Person
+
+
 class EnrollResult(TypedDict):
     personId: str
     quality: float
