@@ -317,6 +317,60 @@ describe('the door: manual guest check-in, void, guest search, attendance', () =
     expect(list.status).toBe(404);
   });
 
+  it('counts arrivals over time: each guest once at their first admission that counts, empty buckets too', async () => {
+    const eventId = await event(t, admin.tenant.tenantId, { reentry: 'allow' });
+    const [a, b, c] = [
+      await guest(eventId, { name: 'A' }),
+      await guest(eventId, { name: 'B' }),
+      await guest(eventId, { name: 'C' }),
+    ];
+    const at = (iso: string) => new Date(iso);
+    const insert = (id: string, guestId: string, occurredAt: string, outcome = 'success') =>
+      t.deps.db.prisma.checkIn.create({
+        data: {
+          id,
+          tenantId: admin.tenant.tenantId,
+          eventId,
+          guestId,
+          method: 'manual',
+          outcome,
+          occurredAt: at(occurredAt),
+        },
+      });
+    await insert(newId(), a.id, '2026-12-03T19:01:00.000Z');
+    await insert(newId(), a.id, '2026-12-03T19:50:00.000Z'); // A again: not a second arrival
+    await insert(newId(), b.id, '2026-12-03T19:14:00.000Z', 'denied');
+    await insert(newId(), b.id, '2026-12-03T19:46:00.000Z');
+    const voided = newId();
+    await insert(voided, c.id, '2026-12-03T19:20:00.000Z');
+    await t.deps.db.prisma.checkIn.update({
+      where: { id: voided },
+      data: { voidedAt: new Date(), voidReason: 'test' },
+    });
+
+    const res = await t.request('GET', `/v1/events/${eventId}/arrivals?minutes=15`, {
+      headers: admin.headers,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      minutes: 15,
+      buckets: [
+        { at: '2026-12-03T19:00:00.000Z', arrived: 1, total: 1 },
+        { at: '2026-12-03T19:15:00.000Z', arrived: 0, total: 1 },
+        { at: '2026-12-03T19:30:00.000Z', arrived: 0, total: 1 },
+        { at: '2026-12-03T19:45:00.000Z', arrived: 1, total: 2 },
+      ],
+    });
+    const bad = await t.request('GET', `/v1/events/${eventId}/arrivals?minutes=0`, {
+      headers: admin.headers,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+    const theirs = await t.request('GET', `/v1/events/${eventId}/arrivals`, { headers: other.headers });
+    expect(theirs.status).toBe(404);
+    expect(theirs.body.code).toBe('not_found');
+  });
+
   it('documents the void, the attendance and the guest check-in in the OpenAPI doc', async () => {
     const doc = (await t.request('GET', '/docs-json')).body;
     const voidOp = doc.paths['/v1/checkin/{checkInId}/void'].post;

@@ -2,7 +2,7 @@
 // by page as the list scrolls, a guest found as you type with accents and capitals ignored, checked in
 // by hand, the check-in undone with a reason (voided in the API, the place freed), a walk-in added and
 // checked in, several guests checked in, invited and removed at once; arrived / confirmed / capacity on
-// the door and on Today, where a link check-in names its guest (as Check-ins does). On a laptop, a
+// the door and on Today (with a chart of arrivals over time), where a link check-in names its guest (as Check-ins does). On a laptop, a
 // tablet and a 390 px phone, in English and Brazilian Portuguese, nothing wider than the screen.
 // Screenshots go to test/console/screenshots/ only with UPDATE_SCREENSHOTS=1.
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -258,7 +258,18 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await expect.poll(() => p.locator('#live').innerText()).toContain('Ana Souza');
     await expect.poll(() => p.locator('#live').innerText()).toContain('João Conceição');
     expect(await p.locator('#live').innerText()).toContain('undone');
+    // Arrivals over time, drawn by the charting library on a canvas, said in words too.
+    await expect.poll(() => card.locator('.arrivals canvas').count()).toBe(1);
+    await expect.poll(() => card.locator('.arrivals figcaption').innerText()).toMatch(/^11 arrived by /);
     await shot(p, 'today-attendance-en');
+    // The same in Portuguese.
+    const pt = await signedIn('pt-BR');
+    await pt.goto(`${app.url}/console#/today`);
+    const cartao = pt.locator('#attendance-today article[data-event="Launch Night"]');
+    await expect.poll(() => cartao.locator('.arrivals figcaption').innerText()).toMatch(/^11 chegaram até /);
+    expect(await cartao.innerText()).toMatch(/Chegaram\s+11\s+Confirmados\s+\d+\s+Capacidade\s+100/);
+    await shot(pt, 'today-attendance-pt-BR');
+    await pt.close();
     await p.goto(`${app.url}/console#/checkins`);
     await expect.poll(() => p.locator('main table').first().innerText()).toContain('Ana Souza');
     await p.close();

@@ -252,6 +252,7 @@ export const RECIPES: Record<string, Recipe> = {
   // Guests
   listGuests: {},
   getEventAttendance: {},
+  getEventArrivals: {},
   createGuest: { body: (g) => without(g, 'personId') },
   updateGuest: {
     prepare: async (f) => ({ params: { guestId: (await f.newGuest(f.event.id)).id } }),

@@ -407,6 +407,31 @@ export const EventAttendance = z
   });
 export type EventAttendance = z.infer<typeof EventAttendance>;
 
+export const ArrivalsQuery = z.object({
+  minutes: queryNumber(z.number().int().min(1).max(1440))
+    .default(15)
+    .openapi({ description: 'Width of a bucket in minutes, 1 to 1440 (default 15).' }),
+});
+
+export const EventArrivals = z
+  .object({
+    minutes: z.number().int(),
+    buckets: z
+      .array(
+        z.object({
+          at: Timestamp.openapi({ description: 'Start of the bucket.' }),
+          arrived: z.number().int().openapi({ description: 'Persons or guests who first came in then.' }),
+          total: z.number().int().openapi({ description: 'Arrived up to the end of the bucket.' }),
+        }),
+      )
+      .openapi({
+        description:
+          'From the first arrival’s bucket to the last’s, every bucket (empty ones too), at most the last 1,000.',
+      }),
+  })
+  .openapi('EventArrivals');
+export type EventArrivals = z.infer<typeof EventArrivals>;
+
 export const PublicGuestParams = z.object({
   eventToken: Text.min(16).max(128),
   guestToken: Text.min(16).max(128),

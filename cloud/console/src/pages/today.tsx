@@ -1,5 +1,5 @@
 // Today: check-ins arriving live, the day's counts per event, method and outcome, who arrived per event
-// (arrived / confirmed / capacity, following the stream), and the devices with
+// (arrived / confirmed / capacity and a chart of arrivals, following the stream), and the devices with
 // their last sync and queue; a check-in's photo is fetched only when asked for (each view is audited).
 import type { AdminCheckin, StepUpFactor } from '@portico/contract';
 import { ok } from '@portico/sdk';
@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { day, t, term, when, type TextKey } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import type { Session } from '../session.js';
+import { ArrivalsChart } from '../components/arrivals-chart.js';
 import { AttendanceMeter } from '../components/attendance.js';
 import { Badge, ErrorNote, OutcomeBadge, PageHeader, Table, useLoad } from '../ui.js';
 
@@ -212,6 +213,7 @@ export function Today({ session }: { session: Session }) {
                   </a>
                 </h3>
                 <AttendanceMeter attendance={a} />
+                <ArrivalsChart session={session} eventId={a.event.id} version={s} />
               </article>
             ))}
           </div>

@@ -20,6 +20,8 @@ import {
   PublicGuest,
   PublicGuestParams,
   UpdateGuestRequest,
+  ArrivalsQuery,
+  EventArrivals,
   EventAttendance,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
@@ -27,10 +29,11 @@ import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { notFound as notFoundError } from '../../http/errors.js';
 import { defineRoute } from '../../http/route.js';
 import { personContextOf } from '../persons/routes.js';
-import { attendanceOf } from './attendance.js';
+import { arrivalsOf, attendanceOf } from './attendance.js';
 import { createGuestImport, CSV_MAX_ROW_CHARS, readUpload, SPREADSHEET_LIMITS } from './import.js';
 import { createInvitations, INVITE_BATCH } from './invitations.js';
 import { createGuestService } from './service.js';
+import { findEvent } from '../events/service.js';
 
 const TAG = 'Guests';
 const AUTH = ['apiKey', 'adminSession'] as const;
@@ -115,6 +118,27 @@ export function guestRoutes(deps: AppDeps) {
         const [attendance] = await attendanceOf(deps.db, ctx.tenantId, [params.id]);
         if (!attendance) throw notFoundError('Event');
         return { status: 200, body: attendance };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{id}/arrivals',
+      operationId: 'getEventArrivals',
+      summary: 'Arrivals over time',
+      description:
+        `${WHO}Each person or guest counted once, at their first admission that still counts (a voided one is ` +
+        'no arrival), in buckets of `minutes`, with the running total: the curve of `arrived`.',
+      tag: TAG,
+      auth: AUTH,
+      scope: 'events:read',
+      params: IdParams,
+      query: ArrivalsQuery,
+      responses: { 200: { description: 'The buckets', schema: EventArrivals } },
+      errors: [notFound],
+      handler: async ({ actor, params, query, req, res }) => {
+        const ctx = personContextOf(actor, req, res);
+        const event = await findEvent(deps.db.prisma, ctx.tenantId, params.id);
+        return { status: 200, body: await arrivalsOf(deps.db, event.id, query.minutes) };
       },
     }),
     defineRoute({

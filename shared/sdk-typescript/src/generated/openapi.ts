@@ -1015,6 +1015,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/events/{id}/arrivals': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Arrivals over time
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Each person or guest counted once, at their first admission that still counts (a voided one is no arrival), in buckets of `minutes`, with the running total: the curve of `arrived`.
+     */
+    get: operations['getEventArrivals'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events/{id}/guests/{guestId}': {
     parameters: {
       query?: never;
@@ -3485,6 +3505,22 @@ export interface components {
       guests: number;
       capacity: number | null;
     };
+    EventArrivals: {
+      minutes: number;
+      /** @description From the first arrival’s bucket to the last’s, every bucket (empty ones too), at most the last 1,000. */
+      buckets: {
+        /**
+         * Format: date-time
+         * @description Start of the bucket.
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        at: string;
+        /** @description Persons or guests who first came in then. */
+        arrived: number;
+        /** @description Arrived up to the end of the bucket. */
+        total: number;
+      }[];
+    };
     /**
      * @example {
      *       "name": "Rita Lobo",
@@ -4688,6 +4724,7 @@ export type SchemaPublicBranding = components['schemas']['PublicBranding'];
 export type SchemaGuestList = components['schemas']['GuestList'];
 export type SchemaGuest = components['schemas']['Guest'];
 export type SchemaEventAttendance = components['schemas']['EventAttendance'];
+export type SchemaEventArrivals = components['schemas']['EventArrivals'];
 export type SchemaCreateGuestRequest = components['schemas']['CreateGuestRequest'];
 export type SchemaUpdateGuestRequest = components['schemas']['UpdateGuestRequest'];
 export type SchemaGuestImportResult = components['schemas']['GuestImportResult'];
@@ -9333,6 +9370,76 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['EventAttendance'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such event (or guest) in the caller’s tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getEventArrivals: {
+    parameters: {
+      query?: {
+        /** @description Width of a bucket in minutes, 1 to 1440 (default 15). */
+        minutes?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The buckets */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventArrivals'];
         };
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
