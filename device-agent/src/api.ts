@@ -71,9 +71,21 @@ const IdentifyBody = z
           '(`POST /challenge/{nonce}/frames`) are used.',
       }),
     nonce: z.string().max(64).optional(),
+    passive: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          'The first look at a face coming into view (frames streamed for `nonce`, none in the body): ' +
+          'decided at once when the passive liveness score settles liveness (tenant setting ' +
+          '`livenessChallenge`), otherwise answered `challenge_required` with the nonce still open.',
+      }),
   })
   .refine((b) => b.frames !== undefined || b.nonce !== undefined, {
     message: 'send frames, or the nonce of a challenge whose frames were streamed',
+  })
+  .refine((b) => !b.passive || (b.nonce !== undefined && b.frames === undefined), {
+    message: 'a passive look takes the frames streamed for its nonce, none in the body',
   })
   .openapi('IdentifyBody');
 const NonceParams = z.object({ nonce: z.string().min(1).max(64) });
@@ -197,7 +209,11 @@ export function createApi(deps: {
         '(`@portico/checkin-policy` faceDecision): a frame too poor to judge (small, dark, turned face) is ' +
         '422 `face_retake` with `reasons` (as the cloud) and nothing queued; a face between the refuse and the ' +
         'accept line answers `step_up_required` (complete it with `POST /step-up/{attemptId}`); otherwise ' +
-        'the decision, queued.',
+        "the decision, queued. With `passive` (the kiosk's first look, before any action is asked): " +
+        '`challenge_required` when the passive score leaves liveness open or the tenant asks for the ' +
+        "challenge `always` (nothing searched, nothing queued; stream the action's frames to the same " +
+        'nonce and identify again without `passive`; a second passive look is 409 `look_answered`); any ' +
+        'other answer spends the nonce.',
       params: TokenParams,
       body: IdentifyBody,
       response: IdentifyAnswer,
