@@ -42,7 +42,7 @@ export class DoorError extends Error {
     message: string,
     /** Seconds until a retry can succeed (sent as `Retry-After`). */
     readonly retryAfterS?: number,
-    /** Sent as the problem's `details` (e.g. a retake's reasons). */
+    /** Sent at the problem's top level (a retake's `reasons` and `quality`, as the cloud answers them). */
     readonly details?: Record<string, unknown>,
   ) {
     super(message);

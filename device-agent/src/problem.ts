@@ -47,8 +47,6 @@ export function problemOf(p: ProblemInput, requestId: string): AgentProblem {
     ...(listed && { errors: listed }),
     ...(omitted > 0 && { omittedErrors: omitted }),
     ...p.extra,
-    // The first shape's nesting, kept while the kiosk still reads `details.reasons`.
-    ...(p.extra && { details: p.extra as AgentProblem['details'] }),
     requestId,
   };
 }

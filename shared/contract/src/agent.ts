@@ -115,15 +115,6 @@ export const AgentProblem = Problem.extend({
     .number()
     .optional()
     .openapi({ description: "`face_retake`: the probe's quality in [0, 1], below the tenant's line." }),
-  details: z
-    .object({ reasons: z.array(z.string()), quality: z.number() })
-    .partial()
-    .optional()
-    .openapi({
-      deprecated: true,
-      description:
-        '`face_retake`: `{ reasons, quality }` again, for kiosks that read them here; read the top level.',
-    }),
 }).openapi('AgentProblem');
 
 export const AgentChallenge = z
