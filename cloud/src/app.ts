@@ -5,6 +5,7 @@ import { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import type { AppDeps } from './deps.js';
 import { authenticate } from './http/authenticate.js';
 import { errorHandler, notFoundHandler } from './http/errors.js';
+import { idempotency } from './http/idempotency.js';
 import { requestContext } from './http/request-context.js';
 import { mountRoute } from './http/route.js';
 import { docsRouter } from './modules/docs/routes.js';
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps) {
     }),
     parseBody: express.json({ limit: deps.config.bodyLimit, strict: true }),
     checkResponses: deps.config.env !== 'production',
+    idempotency: idempotency(deps),
   };
   for (const route of moduleRoutes(deps)) mountRoute(api, registry, route, mount);
   const openapi = generateOpenApi(registry, deps.config.publicUrl);

@@ -118,6 +118,8 @@ export interface MountOptions {
   parseBody: RequestHandler;
   /** Check every response body against its documented schema (on outside production). */
   checkResponses: boolean;
+  /** Replays the stored answer of a POST's `Idempotency-Key` (http/idempotency.ts); runs after the body. */
+  idempotency?: RequestHandler;
 }
 
 export function mountRoute(
@@ -131,6 +133,7 @@ export function mountRoute(
   // A route only the public may call reads no credentials: a stale Authorization header sent along (a
   // client refreshing its expired access token) must not turn it into a 401.
   const before = isPublicOnly(def) ? [options.parseBody] : [options.authenticate, options.parseBody];
+  if (takesIdempotencyKey(def) && options.idempotency) before.push(options.idempotency);
   router[def.method](expressPath, ...before, async (req: Request, res: Response) => {
     res.locals.actor ??= { kind: 'public' };
     const actor = res.locals.actor as { kind: ActorKind };
@@ -204,6 +207,24 @@ function checkScope(def: RouteDef, actor: Actor): void {
     }
   }
 }
+
+/** POSTs with a JSON body or none (an upload's stream is read by its handler, so it is not hashed). */
+const takesIdempotencyKey = (def: RouteDef) => def.method === 'post' && !def.upload;
+
+const IdempotencyHeaders = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .openapi({
+      description:
+        'Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this ' +
+        'credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: ' +
+        'true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept.',
+      example: '5f1d7c1e-8a3b-4c56-9d2e-3b1f0a7c9e41',
+    }),
+});
 
 function isBodyless(req: Request): boolean {
   return (
@@ -309,6 +330,13 @@ function toOpenApi(def: RouteDef): RouteConfig {
   if (def.scope && def.auth.includes('adminSession' as never)) {
     addError(403, `\`forbidden\`: the user's role does not grant \`${def.scope}\``);
   }
+  if (takesIdempotencyKey(def)) {
+    addError(
+      409,
+      '`idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`)',
+    );
+    addError(422, '`idempotency_key_reused`: this `Idempotency-Key` was used with another path or body');
+  }
   for (const e of def.errors ?? []) addError(e.status, `\`${e.code}\`: ${e.description}`);
   addError(500, '`internal_error`: details are logged, never returned');
   for (const [status, texts] of errors) responses[String(status)] = problemResponse(texts.join('; '));
@@ -317,6 +345,7 @@ function toOpenApi(def: RouteDef): RouteConfig {
   const request: RouteConfig['request'] = {};
   if (def.params) request.params = def.params as never;
   if (def.query) request.query = def.query as never;
+  if (takesIdempotencyKey(def)) request.headers = IdempotencyHeaders;
   if (def.body)
     request.body = {
       required: !bodyIsOptional(def),

@@ -58,6 +58,8 @@ export const ERROR_CODES = [
   'duplicate_guest',
   'unsupported_file',
   'webhook_url_not_set',
+  'idempotency_key_reused',
+  'idempotency_key_in_use',
   'engine_unavailable',
   'service_unavailable',
   'internal_error',

@@ -38,6 +38,31 @@ export class PorticoHttpError extends Error {
   }
 }
 
+/** No answer: the connection failed or dropped (after the SDK's retries, when the request could be repeated). */
+export class PorticoConnectionError extends Error {
+  override readonly name = 'PorticoConnectionError';
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`${method} ${url}: connection failed (${(cause as Error)?.message ?? String(cause)})`, { cause });
+  }
+}
+
+/** No answer within `retry.timeoutMs` (default 60 s), after the SDK's retries when it could repeat the request. */
+export class PorticoTimeoutError extends Error {
+  override readonly name = 'PorticoTimeoutError';
+  constructor(
+    readonly method: string,
+    readonly url: string,
+    readonly timeoutMs: number,
+    cause: unknown,
+  ) {
+    super(`${method} ${url}: no answer within ${timeoutMs} ms (timeout)`, { cause });
+  }
+}
+
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
   if (!header) return undefined;

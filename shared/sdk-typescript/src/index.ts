@@ -1,9 +1,18 @@
 // @portico/sdk: the typed client (generated from the service's OpenAPI document) and the hand-written
 // parts around it. The MQTT helper is a separate entry, `@portico/sdk/mqtt`.
 export { createPortico, type Portico, type PorticoOptions, type Schemas } from './client.js';
-export { ok, PorticoError, PorticoHttpError, type ErrorCode, type Problem } from './errors.js';
+export {
+  ok,
+  PorticoConnectionError,
+  PorticoError,
+  PorticoHttpError,
+  PorticoTimeoutError,
+  type ErrorCode,
+  type Problem,
+} from './errors.js';
 export { paginate, type Page } from './pagination.js';
-export type { RetryOptions } from './transport.js';
+export { DEFAULT_TIMEOUT_MS, USER_AGENT, type RetryOptions } from './transport.js';
+export { VERSION } from './version.js';
 export {
   constructWebhookEvent,
   SIGNATURE_HEADER,

@@ -5,24 +5,45 @@ import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPortico, ok, PorticoError } from '../src/index.js';
+import { readFile } from 'node:fs/promises';
+import {
+  createPortico,
+  ok,
+  PorticoConnectionError,
+  PorticoError,
+  PorticoTimeoutError,
+  VERSION,
+} from '../src/index.js';
 
 const problem = (status: number, code: string) =>
   JSON.stringify({ type: 'about:blank', title: 'T', status, code, detail: 'd', requestId: 'r' });
 
 let server: http.Server;
 let url: string;
-let script: { status: number | 'hang'; headers?: Record<string, string> }[] = [];
-const seen: { method: string; body: string; authorization?: string }[] = [];
+let script: { status: number | 'hang' | 'drop'; headers?: Record<string, string> }[] = [];
+const seen: {
+  method: string;
+  body: string;
+  authorization?: string;
+  idempotencyKey?: string;
+  userAgent?: string;
+}[] = [];
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      seen.push({ method: req.method!, body, authorization: req.headers.authorization });
+      seen.push({
+        method: req.method!,
+        body,
+        authorization: req.headers.authorization,
+        idempotencyKey: req.headers['idempotency-key'] as string | undefined,
+        userAgent: req.headers['user-agent'],
+      });
       const next = script.shift() ?? { status: 200 };
       if (next.status === 'hang') return;
+      if (next.status === 'drop') return void req.socket.destroy();
       res.writeHead(next.status, {
         'content-type': next.status < 300 ? 'application/json' : 'application/problem+json',
         ...next.headers,
@@ -67,19 +88,63 @@ it('honours an HTTP-date Retry-After and gives up after maxRetries with the last
   expect(() => ok(res)).toThrow(PorticoError);
 });
 
-it('does not retry other errors', async () => {
-  script = [{ status: 500 }, { status: 200 }];
-  const waits: number[] = [];
-  const res = await client(waits).api.GET('/v1/persons');
-  expect(res.response.status).toBe(500);
-  expect(waits).toEqual([]);
+it('sends one Idempotency-Key per POST, the same on every retry, and a new one for the next POST', async () => {
+  script = [{ status: 503 }, { status: 'drop' }, { status: 500 }, { status: 201 }, { status: 201 }];
+  seen.length = 0;
+  const sdk = client([]);
+  expect((await sdk.api.POST('/v1/persons', { body: { name: 'A', document: 'B' } })).response.status).toBe(
+    201,
+  );
+  expect((await sdk.api.POST('/v1/persons', { body: { name: 'C', document: 'D' } })).response.status).toBe(
+    201,
+  );
+  const keys = seen.map((s) => s.idempotencyKey);
+  expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+  expect(keys.slice(0, 4)).toEqual(Array(4).fill(keys[0]));
+  expect(keys[4]).not.toBe(keys[0]);
   script = [];
+});
+
+it('retries a dropped connection and a 500 on a GET, and does not retry a 400 or a PATCH after a 500', async () => {
+  script = [{ status: 'drop' }, { status: 500 }, { status: 200 }];
+  const waits: number[] = [];
+  expect((await client(waits).api.GET('/v1/persons')).response.status).toBe(200);
+  expect(waits).toEqual([500, 1_000]);
+  script = [{ status: 400 }, { status: 200 }];
+  expect((await client([]).api.GET('/v1/persons')).response.status).toBe(400);
+  script = [{ status: 500 }, { status: 200 }];
+  const patched = await client([]).api.PATCH('/v1/persons/{id}', { params: { path: { id: 'p' } }, body: {} });
+  expect(patched.response.status).toBe(500);
+  script = [];
+});
+
+it('surfaces a connection that keeps failing as PorticoConnectionError after maxRetries', async () => {
+  script = Array(3).fill({ status: 'drop' });
+  seen.length = 0;
+  const attempt = client([], { maxRetries: 2 }).api.POST('/v1/persons', {
+    body: { name: 'A', document: 'B' },
+  });
+  await expect(attempt).rejects.toBeInstanceOf(PorticoConnectionError);
+  expect(seen).toHaveLength(3);
+  script = [];
+});
+
+it('names the SDK and its version in the User-Agent (the version of package.json)', async () => {
+  seen.length = 0;
+  await client([]).api.GET('/v1/persons');
+  const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  expect(VERSION).toBe(pkg.version);
+  expect(seen[0]!.userAgent).toBe(`portico-sdk-typescript/${pkg.version} node/${process.versions.node}`);
 });
 
 it('aborts an attempt that outlives timeoutMs', async () => {
   script = [{ status: 'hang' }];
   const started = Date.now();
-  await expect(client([], { timeoutMs: 200 }).api.GET('/v1/persons')).rejects.toThrow(/abort|timeout/i);
+  await expect(client([], { timeoutMs: 200, maxRetries: 0 }).api.GET('/v1/persons')).rejects.toBeInstanceOf(
+    PorticoTimeoutError,
+  );
   expect(Date.now() - started).toBeLessThan(5_000);
   script = [];
 });
@@ -89,7 +154,7 @@ it('still aborts at timeoutMs after the garbage collector ran during the attempt
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as () => void;
   script = [{ status: 'hang' }];
-  const attempt = client([], { timeoutMs: 300 })
+  const attempt = client([], { timeoutMs: 300, maxRetries: 0 })
     .api.GET('/v1/persons')
     .then(
       () => 'answered',
@@ -101,7 +166,7 @@ it('still aborts at timeoutMs after the garbage collector ran during the attempt
     new Promise((resolve) => setTimeout(() => resolve('still pending after 3 s'), 3_000)),
   ]);
   clearInterval(collecting);
-  expect(outcome).toBe('TimeoutError');
+  expect(outcome).toBe('PorticoTimeoutError');
   script = [];
 });
 

@@ -1,7 +1,9 @@
 """Python client for the Portico API (standard library only)."""
 
+__version__ = "0.1.0"
+
 from .client import Persons, Photo, Portico, RetryPolicy
-from .errors import FieldProblem, PorticoError, PorticoHttpError, Problem
+from .errors import FieldProblem, PorticoConnectionError, PorticoError, PorticoHttpError, PorticoTimeoutError, Problem
 from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult, WebhookEvent
 from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, construct_webhook_event, verify_webhook_signature
 
@@ -14,8 +16,10 @@ __all__ = [
     "Persons",
     "Photo",
     "Portico",
+    "PorticoConnectionError",
     "PorticoError",
     "PorticoHttpError",
+    "PorticoTimeoutError",
     "Problem",
     "RetryPolicy",
     "SIGNATURE_HEADER",

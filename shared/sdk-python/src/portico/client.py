@@ -1,26 +1,35 @@
 """The Portico client over the standard library's HTTP (``urllib``): credentials (API key or admin
-session renewed from its refresh cookie), retries of 429 and 503 after ``Retry-After`` or an
-exponential backoff, problem answers raised as ``PorticoError``, cursor paging."""
+session renewed from its refresh cookie), an ``Idempotency-Key`` on every POST (the same on each retry,
+so the service does the work once), retries after ``Retry-After`` or an exponential backoff (429 and 503
+always; connection failures, time-outs and other 5xx when the request may be repeated: GET, PUT, DELETE
+and keyed POSTs), problem answers raised as ``PorticoError``, cursor paging."""
 
 from __future__ import annotations
 
 import base64
 import json
+import http.client
+import platform
 import random
+import socket
 import time
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
 
-from .errors import PorticoError, PorticoHttpError, Problem, parse_retry_after
+from . import __version__
+from .errors import PorticoConnectionError, PorticoError, PorticoHttpError, PorticoTimeoutError, Problem, parse_retry_after
 from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult
 
 Photo = Union[bytes, str]
 """A JPEG or PNG: raw bytes, or already base64 text."""
 
 _REFRESH_COOKIE = "portico_refresh"
+_REPEATABLE = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
+USER_AGENT = f"portico-sdk-python/{__version__} python/{platform.python_version()}"
 _SESSION_ROUTES = {"/v1/auth/login", "/v1/auth/refresh", "/v1/auth/logout", "/v1/auth/mfa/verify"}
 
 
@@ -57,9 +66,13 @@ class Portico:
         access_token: Optional[str] = None,
         retry: Optional[RetryPolicy] = None,
         timeout: float = 30.0,
+        headers: Optional[Mapping[str, str]] = None,
+        sandbox: bool = False,
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
     ) -> None:
+        """``headers`` are sent with every request; ``sandbox=True`` makes an admin session act on the
+        tenant's sandbox (``x-portico-environment: sandbox``; a ``pk_test_`` key does by itself)."""
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.access_token = access_token
@@ -68,6 +81,9 @@ class Portico:
         self._sleep = sleep
         self._rand = rand
         self._refresh_token: Optional[str] = None
+        self.headers: Dict[str, str] = dict(headers or {})
+        if sandbox:
+            self.headers["x-portico-environment"] = "sandbox"
         self.persons = Persons(self)
 
     # --- transport -------------------------------------------------------------------------------
@@ -86,30 +102,50 @@ class Portico:
         raise _error_of(response)
 
     def _send_with_retries(self, method: str, path: str, body: Any, query: Optional[Mapping[str, Any]]) -> Response:
+        method = method.upper()
+        # One key for every attempt of this POST: a retry after a lost answer is then safe.
+        extra = {"idempotency-key": str(uuid.uuid4())} if method == "POST" else {}
+        repeatable = method in _REPEATABLE or bool(extra)
         renewed = False
         attempt = 0
         while True:
-            response = self._send(method, path, body, query)
+            try:
+                response = self._send(method, path, body, query, extra)
+            except PorticoConnectionError:
+                if not repeatable or attempt >= self.retry.max_retries:
+                    raise
+                self._sleep(self._backoff(attempt))
+                attempt += 1
+                continue
             if response.status == 401 and not renewed and self._refresh_token and path not in _SESSION_ROUTES:
                 renewed = True
                 if self._renew():
-                    response = self._send(method, path, body, query)
-            if response.status not in (429, 503) or attempt >= self.retry.max_retries:
+                    response = self._send(method, path, body, query, extra)
+            if not _retryable(response, repeatable) or attempt >= self.retry.max_retries:
                 return response
             asked = parse_retry_after(response.headers.get("retry-after"))
             if asked is not None and asked > self.retry.max_retry_after:
                 return response
-            wait = asked if asked is not None else self._rand() * min(self.retry.max_delay, self.retry.base_delay * 2**attempt)
-            self._sleep(wait)
+            self._sleep(asked if asked is not None else self._backoff(attempt))
             attempt += 1
 
-    def _send(self, method: str, path: str, body: Any, query: Optional[Mapping[str, Any]]) -> Response:
+    def _backoff(self, attempt: int) -> float:
+        return self._rand() * min(self.retry.max_delay, self.retry.base_delay * 2**attempt)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        query: Optional[Mapping[str, Any]],
+        extra: Optional[Mapping[str, str]] = None,
+    ) -> Response:
         url = self.base_url + path
         if query:
             pairs = {k: _query_value(v) for k, v in query.items() if v is not None}
             if pairs:
                 url += "?" + urllib.parse.urlencode(pairs)
-        headers = {"accept": "application/json"}
+        headers = {"accept": "application/json", "user-agent": USER_AGENT, **self.headers, **(extra or {})}
         token = self.access_token or self.api_key
         if token:
             headers["authorization"] = f"Bearer {token}"
@@ -125,6 +161,14 @@ class Portico:
                 status, res_headers, raw = res.status, res.headers, res.read()
         except urllib.error.HTTPError as err:
             status, res_headers, raw = err.code, err.headers, err.read()
+        except (TimeoutError, socket.timeout) as err:
+            raise PorticoTimeoutError(method.upper(), url, self.timeout, err) from err
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, (TimeoutError, socket.timeout)):
+                raise PorticoTimeoutError(method.upper(), url, self.timeout, err) from err
+            raise PorticoConnectionError(method.upper(), url, err) from err
+        except (ConnectionError, http.client.HTTPException) as err:
+            raise PorticoConnectionError(method.upper(), url, err) from err
         if path.startswith("/v1/auth/"):
             for line in res_headers.get_all("set-cookie") or []:
                 name, _, rest = line.partition("=")
@@ -304,6 +348,14 @@ def _query_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _retryable(response: Response, repeatable: bool) -> bool:
+    if response.status in (429, 503):
+        return True  # nothing was done
+    if response.status == 409 and repeatable and "retry-after" in response.headers:
+        return True  # the first request with this Idempotency-Key still runs
+    return repeatable and response.status in (500, 502, 504)
 
 
 def _error_of(response: Response) -> Exception:

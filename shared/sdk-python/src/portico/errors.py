@@ -65,6 +65,24 @@ class PorticoHttpError(Exception):
         self.body = body
 
 
+class PorticoConnectionError(Exception):
+    """No answer: the connection failed or dropped (after the client's retries, when the request could be repeated)."""
+
+    def __init__(self, method: str, url: str, cause: BaseException) -> None:
+        super().__init__(f"{method} {url}: connection failed ({cause})")
+        self.method = method
+        self.url = url
+
+
+class PorticoTimeoutError(PorticoConnectionError):
+    """No answer within the client's ``timeout`` (seconds)."""
+
+    def __init__(self, method: str, url: str, timeout: float, cause: BaseException) -> None:
+        super().__init__(method, url, cause)
+        self.args = (f"{method} {url}: no answer within {timeout} s (timeout)",)
+        self.timeout = timeout
+
+
 def parse_retry_after(header: Optional[str], now: Optional[float] = None) -> Optional[float]:
     """``Retry-After`` in seconds: delta-seconds or an HTTP date; None when absent or unreadable."""
     if not header:

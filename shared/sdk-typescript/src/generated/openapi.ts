@@ -2015,6 +2015,8 @@ export interface components {
         | 'duplicate_guest'
         | 'unsupported_file'
         | 'webhook_url_not_set'
+        | 'idempotency_key_reused'
+        | 'idempotency_key_in_use'
         | 'engine_unavailable'
         | 'service_unavailable'
         | 'internal_error';
@@ -4914,7 +4916,10 @@ export interface operations {
   authLogin: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -4951,6 +4956,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -4962,6 +4976,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -4992,7 +5015,10 @@ export interface operations {
   authRefresh: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5034,6 +5060,24 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -5048,7 +5092,10 @@ export interface operations {
   authLogout: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5081,6 +5128,24 @@ export interface operations {
       };
       /** @description `forbidden`: a wrong `x-internal-secret`; `forbidden`: sent by a page of another origin */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5214,7 +5279,10 @@ export interface operations {
   authMfaSetup: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5256,8 +5324,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: MFA is already enabled */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: MFA is already enabled */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5279,7 +5356,10 @@ export interface operations {
   authMfaEnable: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5325,7 +5405,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: no pending setup, or MFA already on */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: no pending setup, or MFA already on */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5345,6 +5425,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5375,7 +5464,10 @@ export interface operations {
   authMfaVerify: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5421,7 +5513,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: session re-check for a user without MFA */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: session re-check for a user without MFA */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5441,6 +5533,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5628,7 +5729,10 @@ export interface operations {
   createApplication: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -5674,6 +5778,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -5685,6 +5798,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5838,7 +5960,10 @@ export interface operations {
   createApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -5895,6 +6020,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -5906,6 +6040,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5927,7 +6070,10 @@ export interface operations {
   rotateApiKey: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
         keyId: string;
@@ -5981,8 +6127,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: the key is already rotated or revoked */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the key is already rotated or revoked */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6449,7 +6604,10 @@ export interface operations {
   resetSandbox: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -6495,6 +6653,24 @@ export interface operations {
       };
       /** @description `not_found`: no such tenant, or not the caller’s own tenant (or its sandbox) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6587,7 +6763,10 @@ export interface operations {
   createPerson: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6633,7 +6812,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: another person of the tenant has this externalId */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: another person of the tenant has this externalId */
       409: {
         headers: {
           [name: string]: unknown;
@@ -6660,6 +6839,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `internal_error`: details are logged, never returned */
       500: {
         headers: {
@@ -6674,7 +6862,10 @@ export interface operations {
   upsertPerson: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6729,6 +6920,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -6740,6 +6940,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6761,7 +6970,10 @@ export interface operations {
   importPersons: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -6807,6 +7019,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -6818,6 +7039,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7134,7 +7364,10 @@ export interface operations {
   sendEnrollmentLink: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -7187,8 +7420,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: the person was anonymised */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the person was anonymised */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7219,7 +7461,10 @@ export interface operations {
   onboardPerson: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7265,7 +7510,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: externalId already used in the tenant */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: externalId already used in the tenant */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7285,6 +7530,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7380,7 +7634,10 @@ export interface operations {
   registerPerson: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7444,7 +7701,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: the invitation was already used to register */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the invitation was already used to register */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7464,6 +7721,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7494,7 +7760,10 @@ export interface operations {
   verifyEnrollmentToken: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7549,6 +7818,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -7560,6 +7838,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7590,7 +7877,10 @@ export interface operations {
   enrollFace: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -7645,7 +7935,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: the person was anonymised; or, to an `enrollment_token` caller, the face matches another person of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s admins find it in the audit log as `person.possible_duplicate`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: the person was anonymised; or, to an `enrollment_token` caller, the face matches another person of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s admins find it in the audit log as `person.possible_duplicate`) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7665,6 +7955,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7780,7 +8079,10 @@ export interface operations {
   checkinIdentify: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         tenantSlug: string;
       };
@@ -7837,6 +8139,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit; `image_too_large`: the image is over 8 MB or 25 megapixels */
       413: {
         headers: {
@@ -7855,7 +8166,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first); `liveness_failed`: a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all the same person: nothing recorded, the nonce spent */
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first); `liveness_failed`: a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all the same person: nothing recorded, the nonce spent */
       422: {
         headers: {
           [name: string]: unknown;
@@ -7896,7 +8207,10 @@ export interface operations {
   checkinStepUp: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         tenantSlug: string;
         attemptId: string;
@@ -7954,7 +8268,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `step_up_used`: the attempt was already completed or refused */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `step_up_used`: the attempt was already completed or refused */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7983,6 +8297,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8260,7 +8583,10 @@ export interface operations {
   checkinManual: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -8315,6 +8641,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -8326,6 +8661,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8347,7 +8691,10 @@ export interface operations {
   voidCheckin: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         checkInId: string;
       };
@@ -8404,7 +8751,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `checkin_not_admitted`: the check-in was not an admission (denied or liveness failed): nothing to undo; `already_voided`: the check-in is already voided */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `checkin_not_admitted`: the check-in was not an admission (denied or liveness failed): nothing to undo; `already_voided`: the check-in is already voided */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8424,6 +8771,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8512,7 +8868,10 @@ export interface operations {
   createEvent: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -8558,6 +8917,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -8569,6 +8937,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9000,7 +9377,10 @@ export interface operations {
   createEventListToken: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -9046,6 +9426,24 @@ export interface operations {
       };
       /** @description `not_found`: no such event in the caller’s tenant (or it was archived) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9257,7 +9655,10 @@ export interface operations {
   createGuest: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -9314,7 +9715,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `duplicate_guest`: another guest of the event has this e-mail, document or person (`guestId` names it); `event_full`: confirming would exceed the event capacity */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_guest`: another guest of the event has this e-mail, document or person (`guestId` names it); `event_full`: confirming would exceed the event capacity */
       409: {
         headers: {
           [name: string]: unknown;
@@ -9334,6 +9735,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9746,7 +10156,10 @@ export interface operations {
   inviteGuests: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -9803,6 +10216,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -9814,6 +10236,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9844,7 +10275,10 @@ export interface operations {
   reinviteGuests: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -9901,6 +10335,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -9912,6 +10355,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10357,7 +10809,10 @@ export interface operations {
   registerDevice: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -10406,6 +10861,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -10417,6 +10881,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10438,7 +10911,10 @@ export interface operations {
   createPairingCode: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -10493,6 +10969,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -10504,6 +10989,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10525,7 +11019,10 @@ export interface operations {
   pairDevice: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -10553,6 +11050,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -10564,6 +11070,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10839,7 +11354,10 @@ export interface operations {
   syncBatch: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -10885,6 +11403,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -10896,6 +11423,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -11047,7 +11583,10 @@ export interface operations {
   requestPortalMagicLink: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -11075,6 +11614,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -11086,6 +11634,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12008,7 +12565,10 @@ export interface operations {
   requestMyDeletion: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -12050,8 +12610,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: a request is already pending or confirmed */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: a request is already pending or confirmed */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12138,7 +12707,10 @@ export interface operations {
   confirmMyDeletion: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -12184,6 +12756,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit */
       413: {
         headers: {
@@ -12195,6 +12776,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12225,7 +12815,10 @@ export interface operations {
   requestMyDataExport: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -12271,7 +12864,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `conflict`: an export is already being built */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: an export is already being built */
       409: {
         headers: {
           [name: string]: unknown;
@@ -12291,6 +12884,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12842,7 +13444,10 @@ export interface operations {
   adminRedeliverWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path: {
         id: string;
       };
@@ -12895,8 +13500,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `webhook_url_not_set`: the tenant has no webhookUrl */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `webhook_url_not_set`: the tenant has no webhookUrl */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12918,7 +13532,10 @@ export interface operations {
   adminSendTestWebhook: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -12960,8 +13577,17 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `webhook_url_not_set`: the tenant has no webhookUrl */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `webhook_url_not_set`: the tenant has no webhookUrl */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -13039,7 +13665,10 @@ export interface operations {
   adminFaceQuality: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -13085,6 +13714,15 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description `payload_too_large`: the body is over the limit; `image_too_large`: `image` is over 8 MB decoded or 25 megapixels */
       413: {
         headers: {
@@ -13096,6 +13734,15 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      422: {
         headers: {
           [name: string]: unknown;
         };
