@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
+import { bearer, loggedInUser, login, newTenant, PASSWORD } from '../support/identity.js';
 import { LAPTOP, newConsolePage, screenshotFolder, shotIn, TABLET } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
@@ -28,7 +28,7 @@ let browser: Browser;
 let scratch: string;
 let shots: string;
 const cspViolations: string[] = [];
-const org = { email: '', headers: {} as Record<string, string> };
+const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 let eventId = '';
 
 const shot = (p: Page, name: string) => shotIn(shots, p, name);
@@ -38,10 +38,10 @@ const row = (p: Page, name: string) => p.locator(`#door-guests li[data-guest="${
 const guestByName = async (name: string) =>
   app.deps.db.prisma.guest.findFirstOrThrow({ where: { eventId, name, deletedAt: null } });
 
-async function signedIn(locale: string, viewport = LAPTOP): Promise<Page> {
+async function signedIn(locale: string, viewport = LAPTOP, email = org.email): Promise<Page> {
   const p = await newConsolePage(browser, locale, cspViolations, viewport);
   await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
+  await p.fill('#email', email);
   await p.fill('#password', PASSWORD);
   await p.click('button[type=submit]');
   await p.locator('nav[aria-label=Console]').waitFor();
@@ -71,7 +71,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     browser = await launchChromium();
     const tenant = await newTenant(app);
     const { token } = await login(app, tenant.adminEmail);
-    Object.assign(org, { email: tenant.adminEmail, headers: bearer(token) });
+    Object.assign(org, { email: tenant.adminEmail, tenantId: tenant.tenantId, headers: bearer(token) });
     const created = await app.request('POST', '/v1/events', {
       headers: org.headers,
       body: { name: 'Launch Night', capacity: 100, startsAt: '2026-12-03T19:00:00.000Z' },
@@ -272,6 +272,32 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await pt.close();
     await p.goto(`${app.url}/console#/checkins`);
     await expect.poll(() => p.locator('main table').first().innerText()).toContain('Ana Souza');
+    await p.close();
+  }, 90_000);
+
+  it('lets an operator run the door (check in, undo) without the managers’ buttons', async () => {
+    const email = `door-operator@${org.email.split('@')[1]}`;
+    await loggedInUser(app, org.tenantId, 'operator', email);
+    const p = await signedIn('en', LAPTOP, email);
+    await openDoor(p);
+    expect(await p.locator('#walk-in').count()).toBe(0);
+    await search(p, 'guest 020');
+    await p.getByRole('button', { name: 'Check in Guest 020' }).click();
+    await expect.poll(() => p.locator('#door-notice').innerText()).toBe('Guest 020 is checked in.');
+    await p.check('#select-shown');
+    expect(await p.locator('#bulk-checkin').count()).toBe(1);
+    expect(await p.locator('#bulk-invite, #bulk-remove').count()).toBe(0);
+    await p.uncheck('#select-shown');
+    await p.getByRole('button', { name: 'Undo the check-in of Guest 020' }).click();
+    await p.fill('#undo-reason', 'Tapped the wrong row');
+    await p.click('#undo-confirm');
+    await expect
+      .poll(() => p.locator('#door-notice').innerText())
+      .toBe('The check-in of Guest 020 is undone.');
+    const voided = await app.deps.db.prisma.checkIn.findFirstOrThrow({
+      where: { guestId: (await guestByName('Guest 020')).id },
+    });
+    expect(voided.voidReason).toBe('Tapped the wrong row');
     await p.close();
   }, 90_000);
 

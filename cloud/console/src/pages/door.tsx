@@ -101,6 +101,8 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
   const [walkIn, setWalkIn] = useState(false);
   const [removing, setRemoving] = useState(false);
   const action = useAction();
+  // An operator runs the door (check in, undo); adding, inviting and removing guests is a manager's.
+  const manages = session.me.role !== 'operator';
   const asked = useRef(0);
   const sentinel = useRef<HTMLDivElement>(null);
 
@@ -359,9 +361,11 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
               ))}
             </select>
           </Field>
-          <button type="button" id="walk-in" class="secondary" onClick={() => setWalkIn(true)}>
-            {t('walkIn')}
-          </button>
+          {manages ? (
+            <button type="button" id="walk-in" class="secondary" onClick={() => setWalkIn(true)}>
+              {t('walkIn')}
+            </button>
+          ) : null}
         </div>
       </div>
 
@@ -395,12 +399,21 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
             >
               {t('checkIn')}
             </button>
-            <button type="button" id="bulk-invite" class="secondary" onClick={() => void bulkInvite()}>
-              {t('inviteSelected')}
-            </button>
-            <button type="button" id="bulk-remove" class="contrast outline" onClick={() => setRemoving(true)}>
-              {t('removeGuest')}
-            </button>
+            {manages ? (
+              <>
+                <button type="button" id="bulk-invite" class="secondary" onClick={() => void bulkInvite()}>
+                  {t('inviteSelected')}
+                </button>
+                <button
+                  type="button"
+                  id="bulk-remove"
+                  class="contrast outline"
+                  onClick={() => setRemoving(true)}
+                >
+                  {t('removeGuest')}
+                </button>
+              </>
+            ) : null}
             <button type="button" class="secondary outline" onClick={() => setSelected(new Set())}>
               {t('clearSelection')}
             </button>
