@@ -124,9 +124,9 @@ async function arrivalsFile(dir: string, name: string, photo: Buffer, awayS = 1.
   const wall = await emptyWall();
   const frames: Buffer[] = Array.from({ length: Math.round(awayS * 30) }, () => wall);
   for (let i = 0; i < presentS * 30; i++) {
-    const size = 320 + Math.round(6 * Math.sin(i / 5));
-    const left = 160 + Math.round(4 * Math.sin(i / 3));
-    const top = 80 + Math.round(3 * Math.cos(i / 4));
+    const size = 340 + Math.round(6 * Math.sin(i / 5));
+    const left = 150 + Math.round(4 * Math.sin(i / 3));
+    const top = 60 + Math.round(3 * Math.cos(i / 4));
     const face = await sharp(photo).resize(size).toBuffer();
     frames.push(
       await sharp(face)
@@ -265,10 +265,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     const empty = path.join(scratch, 'empty.mjpeg');
     await writeMjpeg(empty, await emptyWall());
     browsers.empty = await launch(empty);
-    // Bernadette's photo, enlarged: the passive model scores it 0.84-1.0 (a still picture of her and
-    // people arriving at the door, moving a little).
+    // Bernadette's photo, enlarged to 340 px: the passive model scores it 0.97-1.0 placed so, moving a
+    // little or not (a still picture of her, and people arriving at the door).
     const live = (await photosOf('bbt/bernadette'))[1]!;
-    const nearer = { size: 320, left: 160, top: 80 };
+    const nearer = { size: 340, left: 150, top: 60 };
     browsers.still = await launch(await cameraFile(scratch, 'still', live, nearer));
     browsers.arrivals = await launch(await arrivalsFile(scratch, 'arrivals', live));
     // The QR code of Leonard's invitation to the English event, held up to the camera.
@@ -526,7 +526,12 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   });
 
   it('checks people in as they come into view, liveness on: the passive look, no touch, time per person printed', async () => {
-    // Bernadette coming to the door again and again, moving a little: liveness is on (the test before).
+    // Bernadette coming to the door again and again, moving a little, liveness required.
+    await cloud.app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
+      headers: org.headers,
+      body: { requireLiveness: true },
+    });
+    await replicaCaughtUp(agent!);
     const page = await open('arrivals', 'en');
     const people = 6;
     await expect
@@ -548,8 +553,11 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         `challenged ${JSON.stringify(m.challenged.slice(0, people))}; median on the passive look alone ` +
         `${median(looks)} ms, over all ${median([...times].sort((a, b) => a - b))} ms; guide in the ${m.guide}`,
     );
-    // Every arrival welcomed (re-entry is allowed at this event by default), most on the passive look:
-    // the enlarged crop scores 0.84-1.0 from frame to frame, so now and then a frame is under the line.
+    // Welcomed on the passive look (re-entry is allowed at this event by default): the enlarged photo
+    // scores 0.97-1.0 from frame to frame (measured in Node on the same frames), over the 0.9 line. At
+    // most one arrival asked for the challenge (a look that caught a frame mid-step), which a face that
+    // neither blinks nor turns then fails.
+    expect(looks.length).toBeGreaterThanOrEqual(people - 1);
     await until(
       async () =>
         (await cloud.app.deps.db.prisma.checkIn.count({
@@ -559,11 +567,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
             method: 'facial',
             guest: { name: 'Bernadette Rostenkowski' },
           },
-        })) >= people,
+        })) >= looks.length,
       10_000,
       'welcomed',
     );
-    expect(looks.length).toBeGreaterThan(people / 2);
     await page.close();
   }, 150_000);
 
