@@ -154,21 +154,36 @@ class ClientTest(unittest.TestCase):
             self.assertIsNotNone(delivery, "no person.enrolled webhook arrived")
             headers, raw = delivery  # type: ignore[misc]
             secret = ENV["PORTICO_WEBHOOK_SECRET"]
-            signature = headers["x-service-signature"]
-            event = construct_webhook_event(raw, signature, secret)
+            # The receiver's clock: the service's (a test clock the retry test moved ahead).
+            now = int(headers["x-service-timestamp"]) + 1
+            event = construct_webhook_event(raw, headers, secret, now=now)
             self.assertEqual(event["event"], "person.enrolled")
             self.assertEqual(event["tenantId"], ENV["PORTICO_TENANT_ID"])
             self.assertEqual(event["environment"], "live")
 
             tampered = raw.replace(b'"person.enrolled"', b'"person.deleted"')
             self.assertNotEqual(tampered, raw)
-            self.assertFalse(verify_webhook_signature(tampered, signature, secret))
+            self.assertFalse(verify_webhook_signature(tampered, headers, secret, now=now))
             with self.assertRaises(WebhookSignatureError):
-                construct_webhook_event(tampered, signature, secret)
-            self.assertFalse(verify_webhook_signature(raw, signature, "whsec_other"))
+                construct_webhook_event(tampered, headers, secret, now=now)
+            self.assertFalse(verify_webhook_signature(raw, headers, "whsec_other", now=now))
             # During a rotation the header holds two signatures: either secret matches its own.
-            self.assertTrue(verify_webhook_signature(raw, f"{'0' * 64},{signature}", ["whsec_new", secret]))
-            self.assertFalse(verify_webhook_signature(raw, f"{'0' * 64},{'1' * 64}", secret))
+            signature = headers["x-service-signature-v2"]
+            rotating = {**headers, "x-service-signature-v2": f"{'0' * 64},{signature}"}
+            self.assertTrue(verify_webhook_signature(raw, rotating, ["whsec_new", secret], now=now))
+            forged = {**headers, "x-service-signature-v2": f"{'0' * 64},{'1' * 64}"}
+            self.assertFalse(verify_webhook_signature(raw, forged, secret, now=now))
+            # Replays: stale (over 5 minutes) and future timestamps are refused; a wider tolerance accepts.
+            sent = int(headers["x-service-timestamp"])
+            self.assertTrue(verify_webhook_signature(raw, headers, secret, now=sent + 299))
+            self.assertFalse(verify_webhook_signature(raw, headers, secret, now=sent + 301))
+            self.assertFalse(verify_webhook_signature(raw, headers, secret, now=sent - 301))
+            self.assertTrue(verify_webhook_signature(raw, headers, secret, now=sent + 500, tolerance=600))
+            with self.assertRaisesRegex(WebhookSignatureError, "timestamp is 400 s from now"):
+                construct_webhook_event(raw, headers, secret, now=sent + 400)
+            # The body-only signature, timestamp headers stripped, is not enough.
+            body_only = {k: v for k, v in headers.items() if k not in ("x-service-timestamp", "x-service-signature-v2")}
+            self.assertFalse(verify_webhook_signature(raw, body_only, secret, now=now))
         finally:
             server.shutdown()
 

@@ -15,10 +15,15 @@ export { DEFAULT_TIMEOUT_MS, USER_AGENT, type RetryOptions } from './transport.j
 export { VERSION } from './version.js';
 export {
   constructWebhookEvent,
+  DEFAULT_TOLERANCE_SECONDS,
   SIGNATURE_HEADER,
+  SIGNATURE_V2_HEADER,
+  TIMESTAMP_HEADER,
   verifyWebhookSignature,
   WebhookSignatureError,
   type PorticoEvent,
+  type WebhookHeaders,
+  type WebhookInput,
 } from './webhooks.js';
 export type { components, operations, paths } from './generated/openapi.js';
 export type { Environment, EventData, EventDataMap, EventName } from './generated/events.js';

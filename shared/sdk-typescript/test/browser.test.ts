@@ -94,20 +94,28 @@ describe('@portico/sdk in Chromium', () => {
       tenantId: tenant.tenantId,
       data: {},
     });
-    const signature = createHmac('sha256', tenant.webhookSecret).update(rawBody).digest('hex');
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = createHmac('sha256', tenant.webhookSecret)
+      .update(`${timestamp}.${rawBody}`)
+      .digest('hex');
     const verdicts = await page.evaluate(
-      async ({ rawBody, signature, secret }) => {
+      async ({ rawBody, signature, timestamp, secret }) => {
         const sdk = (window as any).sdk; // eslint-disable-line @typescript-eslint/no-explicit-any
-        const verify = (body: string, header: string) =>
-          sdk.verifyWebhookSignature({ rawBody: body, signatureHeader: header, secret });
+        const verify = (body: string, header: string, at = timestamp) =>
+          sdk.verifyWebhookSignature({
+            rawBody: body,
+            headers: new Headers({ 'x-service-timestamp': at, 'x-service-signature-v2': header }),
+            secret,
+          });
         return {
           genuine: await verify(rawBody, signature),
           rotation: await verify(rawBody, `${'0'.repeat(64)},${signature}`),
           tampered: await verify(rawBody.replace('e1', 'e2'), signature),
+          stale: await verify(rawBody, signature, String(Number(timestamp) - 600)),
         };
       },
-      { rawBody, signature, secret: tenant.webhookSecret },
+      { rawBody, signature, timestamp, secret: tenant.webhookSecret },
     );
-    expect(verdicts).toEqual({ genuine: true, rotation: true, tampered: false });
+    expect(verdicts).toEqual({ genuine: true, rotation: true, tampered: false, stale: false });
   });
 });

@@ -252,12 +252,14 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
     const delivery = await signedDelivery(
       (b) => b.event === 'person.enrolled' && b.data.personId === person.id,
     );
-    const signatureHeader = delivery.headers['x-service-signature'] as string;
-
+    // The receiver's clock: the service's (a test clock the retry tests moved ahead).
+    const now = () => clock.now().getTime();
+    const headers = delivery.headers as Record<string, string>;
     const event = await constructWebhookEvent({
       rawBody: delivery.rawBody,
-      signatureHeader,
+      headers,
       secret: tenant.webhookSecret,
+      now,
     });
     expect(event).toMatchObject({
       event: 'person.enrolled',
@@ -268,13 +270,58 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
     const tampered = delivery.rawBody.replace('"person.enrolled"', '"person.deleted"');
     expect(tampered).not.toBe(delivery.rawBody);
     expect(
-      await verifyWebhookSignature({ rawBody: tampered, signatureHeader, secret: tenant.webhookSecret }),
+      await verifyWebhookSignature({ rawBody: tampered, headers, secret: tenant.webhookSecret, now }),
     ).toBe(false);
     await expect(
-      constructWebhookEvent({ rawBody: tampered, signatureHeader, secret: tenant.webhookSecret }),
+      constructWebhookEvent({ rawBody: tampered, headers, secret: tenant.webhookSecret, now }),
     ).rejects.toBeInstanceOf(WebhookSignatureError);
     expect(
-      await verifyWebhookSignature({ rawBody: delivery.rawBody, signatureHeader, secret: 'whsec_other' }),
+      await verifyWebhookSignature({ rawBody: delivery.rawBody, headers, secret: 'whsec_other', now }),
+    ).toBe(false);
+
+    // Replay protection: the same genuine delivery 5 minutes and a second later is refused (and one
+    // the clock says comes from the future); within the tolerance, or a wider one, it passes.
+    const sentAt = Number(headers['x-service-timestamp']) * 1000;
+    const at = (ms: number) => () => sentAt + ms;
+    const verifyAt = (ms: number, toleranceSeconds?: number) =>
+      verifyWebhookSignature({
+        rawBody: delivery.rawBody,
+        headers,
+        secret: tenant.webhookSecret,
+        now: at(ms),
+        ...(toleranceSeconds === undefined ? {} : { toleranceSeconds }),
+      });
+    expect(await verifyAt(299_000)).toBe(true);
+    expect(await verifyAt(301_000)).toBe(false);
+    expect(await verifyAt(-301_000)).toBe(false);
+    expect(await verifyAt(301_000, 600)).toBe(true);
+    await expect(
+      constructWebhookEvent({
+        rawBody: delivery.rawBody,
+        headers,
+        secret: tenant.webhookSecret,
+        now: at(400_000),
+      }),
+    ).rejects.toThrow(/timestamp is 400 s from now/);
+    // A timestamp changed to look fresh breaks the signature.
+    expect(
+      await verifyWebhookSignature({
+        rawBody: delivery.rawBody,
+        headers: { ...headers, 'x-service-timestamp': String(sentAt / 1000 + 400) },
+        secret: tenant.webhookSecret,
+        now: at(400_000),
+      }),
+    ).toBe(false);
+    // The body-only signature alone (the timestamp headers stripped) is not enough.
+    const { 'x-service-timestamp': _t, 'x-service-signature-v2': _v2, ...bodyOnly } = headers;
+    expect(bodyOnly['x-service-signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      await verifyWebhookSignature({
+        rawBody: delivery.rawBody,
+        headers: bodyOnly,
+        secret: tenant.webhookSecret,
+        now,
+      }),
     ).toBe(false);
 
     await expect.poll(() => published.map((e) => e.id)).toContain(event.id);
@@ -292,22 +339,25 @@ describe.skipIf(!HAS_MODELS)('@portico/sdk against a running service', () => {
     const delivery = await signedDelivery(
       (b) => b.event === 'person.deleted' && b.data.personId === person.id,
     );
-    const signatureHeader = delivery.headers['x-service-signature'] as string;
-    expect(signatureHeader.split(',')).toHaveLength(2);
+    const headers = delivery.headers as Record<string, string>;
+    expect(headers['x-service-signature']!.split(',')).toHaveLength(2);
+    expect(headers['x-service-signature-v2']!.split(',')).toHaveLength(2);
+    const now = () => clock.now().getTime();
 
     for (const secret of [
       rotated.webhookSecret,
       tenant.webhookSecret,
       [tenant.webhookSecret, rotated.webhookSecret],
     ]) {
-      expect(await verifyWebhookSignature({ rawBody: delivery.rawBody, signatureHeader, secret })).toBe(true);
+      expect(await verifyWebhookSignature({ rawBody: delivery.rawBody, headers, secret, now })).toBe(true);
     }
     const tampered = delivery.rawBody.replace(person.id, 'someone-else');
     expect(
       await verifyWebhookSignature({
         rawBody: tampered,
-        signatureHeader,
+        headers,
         secret: [tenant.webhookSecret, rotated.webhookSecret],
+        now,
       }),
     ).toBe(false);
   });

@@ -37,6 +37,14 @@ export function signWebhook(rawBody: string, secret: string): string {
   return createHmac('sha256', secret).update(rawBody).digest('hex');
 }
 
+/**
+ * `X-Service-Signature-V2`: the HMAC of `${timestamp}.${rawBody}`, `timestamp` being the attempt's
+ * `X-Service-Timestamp` (Unix seconds), so a receiver can refuse a captured delivery replayed later.
+ */
+export function signWebhookAt(timestamp: number, rawBody: string, secret: string): string {
+  return signWebhook(`${timestamp}.${rawBody}`, secret);
+}
+
 /** The exact bytes sent (and signed): fields in the contract's order. */
 export function webhookBody(payload: WebhookPayload): string {
   const { id, event, tenantId, environment, timestamp, data } = payload;
@@ -160,13 +168,20 @@ export function createWebhookDispatcher(deps: {
     );
   }
 
-  /** `X-Service-Signature`: the current secret's signature, then the previous one's during an overlap. */
-  function signature(row: ClaimedRow, body: string): string {
+  /**
+   * `X-Service-Signature` (the body's) and `X-Service-Signature-V2` (timestamp and body): the current
+   * secret's signature, then the previous one's during an overlap.
+   */
+  function signatures(row: ClaimedRow, body: string, timestamp: number): Record<string, string> {
     const context = webhookSecretContext(row.tenant_id);
-    return [row.secret, row.previous_secret]
+    const secrets = [row.secret, row.previous_secret]
       .filter((s): s is string => s !== null)
-      .map((s) => signWebhook(body, deps.cipher.decryptString(Buffer.from(s, 'base64'), context)))
-      .join(',');
+      .map((s) => deps.cipher.decryptString(Buffer.from(s, 'base64'), context));
+    return {
+      'x-service-signature': secrets.map((secret) => signWebhook(body, secret)).join(','),
+      'x-service-timestamp': String(timestamp),
+      'x-service-signature-v2': secrets.map((secret) => signWebhookAt(timestamp, body, secret)).join(','),
+    };
   }
 
   async function deliver(row: ClaimedRow): Promise<void> {
@@ -183,7 +198,7 @@ export function createWebhookDispatcher(deps: {
         body,
         {
           'user-agent': 'Portico-Webhooks/1.0',
-          'x-service-signature': signature(row, body),
+          ...signatures(row, body, Math.floor(deps.clock.now().getTime() / 1000)),
           'x-service-delivery-id': row.id,
           'x-service-event': payload.event,
           'x-service-attempt': String(row.attempts),

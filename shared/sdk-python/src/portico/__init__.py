@@ -5,7 +5,15 @@ __version__ = "0.1.0"
 from .client import Persons, Photo, Portico, RetryPolicy
 from .errors import FieldProblem, PorticoConnectionError, PorticoError, PorticoHttpError, PorticoTimeoutError, Problem
 from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult, WebhookEvent
-from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, construct_webhook_event, verify_webhook_signature
+from .webhooks import (
+    DEFAULT_TOLERANCE,
+    SIGNATURE_HEADER,
+    SIGNATURE_V2_HEADER,
+    TIMESTAMP_HEADER,
+    WebhookSignatureError,
+    construct_webhook_event,
+    verify_webhook_signature,
+)
 
 __all__ = [
     "CheckinResult",
@@ -22,7 +30,10 @@ __all__ = [
     "PorticoTimeoutError",
     "Problem",
     "RetryPolicy",
+    "DEFAULT_TOLERANCE",
     "SIGNATURE_HEADER",
+    "SIGNATURE_V2_HEADER",
+    "TIMESTAMP_HEADER",
     "StepUpFactor",
     "StepUpRequired",
     "UpsertPersonResult",
