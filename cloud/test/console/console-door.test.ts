@@ -270,8 +270,21 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     expect(await cartao.innerText()).toMatch(/Chegaram\s+11\s+Confirmados\s+\d+\s+Capacidade\s+100/);
     await shot(pt, 'today-attendance-pt-BR');
     await pt.close();
+
     await p.goto(`${app.url}/console#/checkins`);
     await expect.poll(() => p.locator('main table').first().innerText()).toContain('Ana Souza');
+    // Check-ins undoes an admission too (a face or QR check-in of someone on no list, say).
+    await p.getByRole('button', { name: 'Undo the check-in of Ana Souza' }).click();
+    await p.fill('#undo-reason', 'Test check-in');
+    await p.click('#undo-confirm');
+    await expect
+      .poll(() => p.locator('#checkins tr', { hasText: 'Ana Souza' }).innerText())
+      .toContain('undone');
+    expect(await p.getByRole('button', { name: 'Undo the check-in of Ana Souza' }).count()).toBe(0);
+    const anas = await app.deps.db.prisma.checkIn.findFirstOrThrow({ where: { guestId: ana.id } });
+    expect(anas.voidReason).toBe('Test check-in');
+    expect((await guestByName('Ana Souza')).status).toBe('confirmed');
+    await shot(p, 'checkins-undone-en');
     await p.close();
   }, 90_000);
 

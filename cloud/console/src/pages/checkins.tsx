@@ -1,5 +1,5 @@
-// Check-ins: every check-in of the tenant with filters, newest first, page by page; the same filters
-// export a CSV file.
+// Check-ins: every check-in of the tenant with filters, newest first, page by page; an admission undone
+// with a reason; the same filters export a CSV file.
 import type { AdminCheckin, AdminCheckinFlag, Event as EventT } from '@portico/contract';
 import { ok } from '@portico/sdk';
 import { useState } from 'preact/hooks';
@@ -19,7 +19,8 @@ import {
   usePages,
   valuesOf,
 } from '../ui.js';
-import { checkinHead, CheckinRow } from './today.js';
+import { UndoDialog } from '../components/undo-dialog.js';
+import { checkinHead, CheckinRow, whoOf } from './today.js';
 
 export const METHODS = valuesOf<AdminCheckin['method']>({ facial: true, qr: true, link: true, manual: true });
 const OUTCOMES = valuesOf<AdminCheckin['outcome']>({
@@ -76,6 +77,21 @@ export function Checkins({ session }: { session: Session }) {
   );
   const { items } = pages;
   const exporting = useAction();
+  const undoing = useAction();
+  const [toUndo, setToUndo] = useState<AdminCheckin | null>(null);
+  // Check-ins undone here, shown as such without reading the pages again.
+  const [undone, setUndone] = useState<Record<string, AdminCheckin['voided']>>({});
+  const undo = (c: AdminCheckin, reason: string) =>
+    undoing.run(async () => {
+      const voided = ok(
+        await session.api.POST('/v1/checkin/{checkInId}/void', {
+          params: { path: { checkInId: c.id } },
+          body: { reason },
+        }),
+      );
+      setToUndo(null);
+      setUndone((m) => ({ ...m, [c.id]: { at: voided.voidedAt, reason: voided.reason, by: session.me.id } }));
+    });
 
   const apply = (e: Event) => {
     e.preventDefault();
@@ -147,12 +163,27 @@ export function Checkins({ session }: { session: Session }) {
         </Field>
         <button type="submit">{t('filter')}</button>
       </form>
-      <ErrorNote error={pages.error ?? exporting.error} />
-      <Table id="checkins" head={checkinHead(true)}>
+      <ErrorNote error={pages.error ?? exporting.error ?? undoing.error} />
+      <Table id="checkins" head={checkinHead(true, true)}>
         {items.map((c) => (
-          <CheckinRow key={c.id} session={session} checkin={c} detailed />
+          <CheckinRow
+            key={c.id}
+            session={session}
+            checkin={undone[c.id] ? { ...c, voided: undone[c.id]! } : c}
+            detailed
+            onUndo={setToUndo}
+          />
         ))}
       </Table>
+      {toUndo ? (
+        <UndoDialog
+          name={whoOf(toUndo)}
+          busy={undoing.busy}
+          fallbackFocus="#checkins"
+          onCancel={() => setToUndo(null)}
+          onUndo={(reason) => void undo(toUndo, reason)}
+        />
+      ) : null}
       <PagesFooter pages={pages} />
     </>
   );

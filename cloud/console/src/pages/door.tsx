@@ -6,6 +6,7 @@ import type { AdminCheckin, Event as EventT, Guest } from '@portico/contract';
 import { ok } from '@portico/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { AttendanceMeter } from '../components/attendance.js';
+import { UndoDialog } from '../components/undo-dialog.js';
 import { lang, t, term } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import { messageOf, type Session } from '../session.js';
@@ -486,8 +487,9 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
 
       {undoing ? (
         <UndoDialog
-          guest={undoing}
+          name={undoing.name}
           busy={action.busy}
+          fallbackFocus="#door-search"
           onCancel={() => setUndoing(null)}
           onUndo={(reason) => void undo(undoing, reason)}
         />
@@ -533,61 +535,5 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
         />
       ) : null}
     </section>
-  );
-}
-
-function UndoDialog(props: {
-  guest: Guest;
-  busy: boolean;
-  onCancel: () => void;
-  onUndo: (reason: string) => void;
-}) {
-  const [reason, setReason] = useState('');
-  const name = props.guest.name;
-  return (
-    <Modal
-      labelledBy="undo-title"
-      describedBy="undo-text"
-      fallbackFocus="#door-search"
-      onClose={props.onCancel}
-    >
-      <article>
-        <h2 id="undo-title">{t('undoTitle', { name })}</h2>
-        <p id="undo-text">{t('undoText', { name })}</p>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            props.onUndo(reason.trim());
-          }}
-        >
-          <Field label={t('reason')} help={t('reasonHelp')}>
-            <input
-              id="undo-reason"
-              required
-              minLength={3}
-              maxLength={500}
-              autoFocus
-              value={reason}
-              onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
-            />
-          </Field>
-          <div class="row reasons">
-            {(['reasonWrongGuest', 'reasonTest'] as const).map((k) => (
-              <button type="button" key={k} class="secondary outline" onClick={() => setReason(t(k))}>
-                {t(k)}
-              </button>
-            ))}
-          </div>
-          <footer>
-            <button type="button" class="secondary" onClick={props.onCancel}>
-              {t('cancel')}
-            </button>
-            <button type="submit" id="undo-confirm" class="contrast" aria-busy={props.busy}>
-              {t('undoConfirm')}
-            </button>
-          </footer>
-        </form>
-      </article>
-    </Modal>
   );
 }

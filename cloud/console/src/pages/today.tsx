@@ -55,8 +55,8 @@ const VIA = {
 export const howReached = (c: Pick<AdminCheckin, 'method' | 'stepUp'>) =>
   c.stepUp ? t('faceVia', { factor: t(VIA[c.stepUp.factor]) }) : term(c.method);
 
-/** Column titles of a check-in table; `detailed` adds the score and the flags. */
-export const checkinHead = (detailed: boolean) => [
+/** Column titles of a check-in table; `detailed` adds the score and the flags, `actions` the undo. */
+export const checkinHead = (detailed: boolean, actions = false) => [
   t('when'),
   t('person'),
   t('event'),
@@ -64,7 +64,11 @@ export const checkinHead = (detailed: boolean) => [
   t('outcome'),
   ...(detailed ? [t('score'), t('flags')] : []),
   t('showPhoto'),
+  ...(actions ? [t('actions')] : []),
 ];
+
+/** Who a check-in is for: the person, else the guest (a link check-in names only its guest). */
+export const whoOf = (c: Pick<AdminCheckin, 'person' | 'guest'>) => c.person?.name ?? c.guest?.name ?? '—';
 
 /** A check-in's row under `checkinHead(detailed)`. */
 export function CheckinRow(props: {
@@ -72,13 +76,15 @@ export function CheckinRow(props: {
   checkin: AdminCheckin;
   detailed: boolean;
   class?: string | undefined;
+  /** With it, an "Undo" in the last column of an admission that still counts. */
+  onUndo?: (c: AdminCheckin) => void;
 }) {
   const c = props.checkin;
   return (
     <tr class={props.class}>
       <td>{when(c.recordedAt)}</td>
       <td>
-        {c.person?.name ?? c.guest?.name ?? '—'}
+        {whoOf(c)}
         {c.voided ? (
           <>
             {' '}
@@ -100,6 +106,22 @@ export function CheckinRow(props: {
       <td>
         <CheckinPhoto session={props.session} checkin={c} />
       </td>
+      {props.onUndo ? (
+        <td>
+          {(c.outcome === 'success' || c.outcome === 'geofence_alert') && !c.voided ? (
+            <button
+              type="button"
+              class="secondary outline"
+              aria-label={t('undoName', { name: whoOf(c) })}
+              onClick={() => props.onUndo?.(c)}
+            >
+              {t('undo')}
+            </button>
+          ) : (
+            '—'
+          )}
+        </td>
+      ) : null}
     </tr>
   );
 }
