@@ -146,7 +146,7 @@ describe.skipIf(!HAS_MODELS)(
         "const portico = createPortico({ baseUrl: 'http://localhost:8080', apiKey: 'pk_test_x', retry: { timeoutMs: 5000 } });\n" +
         'export async function run(event: PorticoEvent): Promise<string> {\n' +
         "  const person = ok(await portico.api.POST('/v1/persons', { body: { name: 'Ada', document: 'AL-1815' } }));\n" +
-        "  await verifyWebhookSignature({ rawBody: '{}', signatureHeader: null, secret: 's' });\n" +
+        "  await verifyWebhookSignature({ rawBody: '{}', headers: {}, secret: 's', toleranceSeconds: 60 });\n" +
         "  return event.event === 'person.enrolled' ? event.data.personId : person.id;\n" +
         '}\n';
       for (const type of ['module', 'commonjs']) {
