@@ -185,7 +185,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     await expect
       .poll(() => page.locator('#guests').innerText())
       .toMatch(/Rita Lobo Antunes\s+rita\.antunes@example\.com\s+confirmed/);
-    expect(await page.locator('#attendance').innerText()).toContain('confirmed: 1');
+    await expect.poll(() => page.locator('#attendance').innerText()).toContain('confirmed: 1');
     const edited = await app.request('GET', guestsPath, { headers });
     expect(edited.body.items.find((g: { name: string }) => g.name === 'Rita Lobo Antunes')).toMatchObject({
       email: 'rita.antunes@example.com',

@@ -113,6 +113,12 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
   );
   const reloadAttendance = useRef(attendance.reload);
   reloadAttendance.current = attendance.reload;
+  // Undone check-ins and guests removed elsewhere are not in the live stream: the counter is read again
+  // every half minute as well.
+  useEffect(() => {
+    const timer = setInterval(() => reloadAttendance.current(), 30_000);
+    return () => clearInterval(timer);
+  }, []);
 
   const fetchPage = async (after?: string) =>
     ok(

@@ -414,7 +414,24 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
     });
 
   const list = guests.data ?? [];
-  const byStatus = (s: Guest['status']) => list.filter((g) => g.status === s).length;
+  // Each status counted by the API (its `total`), whatever the length of the list.
+  const counts = useLoad(
+    async () =>
+      Object.fromEntries(
+        await Promise.all(
+          GUEST_STATUSES.map(async (status) => {
+            const page = ok(
+              await session.api.GET('/v1/events/{id}/guests', {
+                params: { path: { id: event.id }, query: { status, limit: 1 } },
+              }),
+            );
+            return [status, page.total] as const;
+          }),
+        ),
+      ) as Record<Guest['status'], number>,
+    [event.id, guests.data],
+  );
+  const byStatus = (s: Guest['status']) => counts.data?.[s] ?? '…';
   return (
     <section>
       <h2>{t('guests')}</h2>
