@@ -55,8 +55,19 @@ export type Handler<K extends ScreenKind> = (
 ) => void | Promise<void>;
 export type Handlers = { [K in ScreenKind]: Handler<K> };
 
-/** Screens that show the camera: going from one to another keeps it open (no new permission, no delay). */
-const CAMERA_SCREENS = new Set<ScreenKind>(['attract', 'camera', 'challenge', 'checking', 'qr', 'step-up']);
+/**
+ * Screens that use the camera (the result watches for the next guest, out of sight): going from one to
+ * another keeps it open (no new permission, no delay).
+ */
+const CAMERA_SCREENS = new Set<ScreenKind>([
+  'attract',
+  'camera',
+  'challenge',
+  'checking',
+  'result',
+  'qr',
+  'step-up',
+]);
 
 const params = new URLSearchParams(location.search);
 /** The event this kiosk serves: its public token. */

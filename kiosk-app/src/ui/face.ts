@@ -7,7 +7,7 @@ import type { AgentChallenge } from '@portico/contract';
 import { agent } from './agent-client.js';
 import { screenAfter, type IdentifyReply } from './answers.js';
 import { brightness, frame, locateFace, openCamera, sleep, video } from './camera.js';
-import { eventPath, go, h, kiosk, root, show, wait, type Handler } from './core.js';
+import { eventPath, go, h, kiosk, root, show, wait, type Arrival, type Handler } from './core.js';
 import { framingFix, type Fix } from './guide.js';
 import { afterPaint, metrics } from './metrics.js';
 
@@ -70,17 +70,32 @@ export const attract: Handler<'attract'> = async ({ armed }, signal) => {
     hint.textContent = t.tapToStart;
     return;
   }
+  const next = await watchForArrival(signal, armed, Infinity, () => (main.dataset.armed = 'true'));
+  if (signal.aborted) return;
+  // Nobody can see faces (no detector in the page, no face engine on the agent): touch to start.
+  if (next === 'blind') hint.textContent = t.tapToStart;
+  else if (next !== null) go({ kind: 'camera', arrival: next });
+};
+
+/**
+ * Watches the camera for the next person: once nobody has been in view for LEAVE_MS (at once when
+ * `armed`), a face seen for ARRIVE_MS is an arrival. Null when `forMs` passes first; `blind` when
+ * nobody can tell where faces are.
+ */
+async function watchForArrival(
+  signal: AbortSignal,
+  armed: boolean,
+  forMs: number,
+  onArmed: () => void,
+): Promise<Arrival | 'blind' | null> {
+  const ends = performance.now() + forMs;
   let seenSince = 0;
   let awaySince = performance.now();
-  while (!signal.aborted) {
+  while (!signal.aborted && performance.now() < ends) {
     const face = await locateFace();
-    if (signal.aborted) return;
+    if (signal.aborted) break;
     const now = performance.now();
-    if (face === undefined) {
-      // Nobody can see faces: the guest touches the screen.
-      hint.textContent = t.tapToStart;
-      return;
-    }
+    if (face === undefined) return 'blind';
     if (face) {
       seenSince ||= now;
       awaySince = 0;
@@ -90,14 +105,15 @@ export const attract: Handler<'attract'> = async ({ armed }, signal) => {
     }
     if (!armed && awaySince && now - awaySince >= LEAVE_MS) {
       armed = true;
-      main.dataset.armed = 'true';
+      onArmed();
     }
     if (armed && seenSince && now - seenSince >= ARRIVE_MS) {
-      return go({ kind: 'camera', arrival: { at: seenSince, retakes: 0, challenged: false } });
+      return { at: seenSince, retakes: 0, challenged: false };
     }
-    await sleep(lookEvery(), signal);
+    await sleep(Math.min(lookEvery(), Math.max(0, ends - now)), signal);
   }
-};
+  return null;
+}
 
 /**
  * The live guide (light in the page; distance and centring from where the face is), then the passive
@@ -219,13 +235,16 @@ export const result: Handler<'result'> = async ({ look, title, sub, retry, arriv
   const { t } = kiosk;
   const icon =
     look === 'welcome' ? '✓' : ['error', 'closed', 'full', 'already-in'].includes(look) ? '!' : '✕';
-  show(
+  const main = show(
     `result ${look}`,
     h('div', { class: 'icon', 'aria-hidden': 'true' }, icon),
     h('h1', { id: 'result-title' }, title),
     ...(sub ? [h('p', { class: 'sub' }, sub)] : []),
     ...(retry ? [h('button', { id: 'retry', class: 'primary' }, t.tryAgain)] : []),
+    // The camera keeps watching, out of sight, for the next guest.
+    h('div', { class: 'offstage', 'aria-hidden': 'true' }, video),
   );
+  main.dataset.armed = 'false';
   root.querySelector('#retry')?.addEventListener('click', () => {
     go({ kind: 'camera', arrival: { at: performance.now(), retakes: 0, challenged: false } });
   });
@@ -233,11 +252,23 @@ export const result: Handler<'result'> = async ({ look, title, sub, retry, arriv
     afterPaint((at) => {
       metrics.faceInViewToResultMs.push(Math.round(at - arrival.at));
       metrics.challenged.push(arrival.challenged);
+      metrics.resultsAt.push(Math.round(at));
     });
   }
-  await sleep(look === 'welcome' ? RESULT_MS.welcome : RESULT_MS.other, signal);
-  // The person is probably still in front of the camera: attract waits for them to step away.
-  if (!signal.aborted) go({ kind: 'attract', armed: false });
+  // The person is probably still in front of the camera. Once they step away, the next guest coming
+  // into view starts at once, without waiting for this result to end.
+  let armed = false;
+  const showFor = look === 'welcome' ? RESULT_MS.welcome : RESULT_MS.other;
+  const next = (await openCamera())
+    ? await watchForArrival(signal, false, showFor, () => {
+        armed = true;
+        main.dataset.armed = 'true';
+      })
+    : await sleep(showFor, signal).then(() => null);
+  if (signal.aborted) return;
+  if (next !== null && next !== 'blind') return go({ kind: 'camera', arrival: next });
+  if (next === 'blind') await sleep(showFor, signal);
+  if (!signal.aborted) go({ kind: 'attract', armed });
 };
 
 export const cameraBlocked = () =>

@@ -7,6 +7,8 @@ export const metrics = {
   faceInViewToResultMs: [] as number[],
   /** Whether each of those needed the active challenge (same order). */
   challenged: [] as boolean[],
+  /** When each of those results was painted (ms since navigation): the door's pace. */
+  resultsAt: [] as number[],
   lastFrameToResultMs: [] as number[],
   longTasksMs: [] as number[],
   /** When each long task started (ms since navigation), beside its duration in longTasksMs. */
