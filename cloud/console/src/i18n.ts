@@ -147,6 +147,20 @@ const en = {
   startsAt: 'Starts',
   endsAt: 'Ends',
   timeZone: 'Time zone',
+  timeZoneHelp: 'The start and end above are times in this zone.',
+  startsAtIn: 'Starts ({zone})',
+  endsAtIn: 'Ends ({zone})',
+  closeEventTitle: 'Close {name}?',
+  closeEventText:
+    'Check-ins stop at every door, kiosk and link: nobody else gets in until the event is opened again. Guests and check-ins are kept.',
+  closeEventConfirm: 'Close the event',
+  draftInviteNote:
+    'This event is a draft: invitation links work only once it is published. Nothing is mailed until you publish it.',
+  publishAndInvite: 'Publish and invite',
+  publishInviteTitle: 'Publish {name} and mail the invitations?',
+  publishInviteText:
+    'The event is published (its invitation and confirmation links start working) and every pending guest with an e-mail is mailed their links.',
+  errorSupport: 'Details for support',
   capacity: 'Capacity (empty: unlimited)',
   capacityShort: 'Capacity',
   methods: 'Check-in methods',
@@ -514,6 +528,20 @@ const ptBR: Record<TextKey, string> = {
   startsAt: 'Início',
   endsAt: 'Fim',
   timeZone: 'Fuso horário',
+  timeZoneHelp: 'O início e o fim acima são horários neste fuso.',
+  startsAtIn: 'Início ({zone})',
+  endsAtIn: 'Fim ({zone})',
+  closeEventTitle: 'Encerrar {name}?',
+  closeEventText:
+    'As entradas param em todas as portas, quiosques e links: ninguém mais entra até o evento ser reaberto. Convidados e entradas são mantidos.',
+  closeEventConfirm: 'Encerrar o evento',
+  draftInviteNote:
+    'Este evento é um rascunho: os links dos convites só funcionam depois de publicado. Nada é enviado até você publicá-lo.',
+  publishAndInvite: 'Publicar e convidar',
+  publishInviteTitle: 'Publicar {name} e enviar os convites?',
+  publishInviteText:
+    'O evento é publicado (os links de convite e confirmação passam a funcionar) e cada convidado pendente com e-mail recebe seus links.',
+  errorSupport: 'Detalhes para o suporte',
   capacity: 'Capacidade (vazio: ilimitada)',
   capacityShort: 'Capacidade',
   methods: 'Métodos de check-in',

@@ -2,7 +2,7 @@
 // refresh cookie on a 401 (one renewal for every call that met it: the refresh token is single-use).
 // Every call goes through it, the admin routes, the CSV export, the stream and images included.
 import type { Environment } from '@portico/contract';
-import { createPortico, ok, PorticoError, type Portico, type Schemas } from '@portico/sdk';
+import { createPortico, ok, type Portico, type Schemas } from '@portico/sdk';
 
 export type Me = Schemas['UserProfile'];
 
@@ -68,13 +68,4 @@ export async function resume(): Promise<Session | null> {
   if (!res.ok) return null;
   const { accessToken } = (await res.json()) as Schemas['TokenResponse'];
   return finish(porticoOf(accessToken));
-}
-
-/** The message to show for a failed call: the service's detail when it gave one. */
-export function messageOf(err: unknown): string {
-  if (err instanceof PorticoError) {
-    const detail = err.problem.detail ?? err.problem.title;
-    return `${detail} (${err.code})`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,12 +1,12 @@
 // Small pieces every page uses: loading data with its error, a labelled field, a confirmation dialog.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { messageOf } from './session.js';
+import { shownError, type ShownError } from './errors.js';
 import { t, term } from './i18n.js';
 
 export interface Loaded<T> {
   data: T | undefined;
-  error: string | null;
+  error: ShownError | null;
   loading: boolean;
   reload: () => void;
 }
@@ -14,7 +14,7 @@ export interface Loaded<T> {
 /** Runs `load` when `deps` change (and on `reload`); keeps the last data while a new load runs. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   const [data, setData] = useState<T | undefined>(undefined);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
   useEffect(() => {
@@ -22,7 +22,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     setLoading(true);
     load()
       .then((d) => live && (setData(d), setError(null)))
-      .catch((err: unknown) => live && setError(messageOf(err)))
+      .catch((err: unknown) => live && setError(shownError(err)))
       .finally(() => live && setLoading(false));
     return () => {
       live = false;
@@ -92,7 +92,7 @@ export function formFields<K extends string>(e: Event, names: readonly K[]): Rec
 
 /** An action's state: run it, show its error; `busy` while it runs. */
 export function useAction() {
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<ShownError | null>(null);
   const [busy, setBusy] = useState(false);
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -100,7 +100,7 @@ export function useAction() {
     try {
       await action();
     } catch (err) {
-      setError(messageOf(err));
+      setError(shownError(err));
     } finally {
       setBusy(false);
     }
@@ -108,12 +108,25 @@ export function useAction() {
   return { error, busy, run, setError };
 }
 
-export function ErrorNote({ error }: { error: string | null | undefined }) {
-  return error ? (
-    <p class="error" role="alert">
-      {error}
-    </p>
-  ) : null;
+/**
+ * A failure in the console's language. The error's code and request id stay at hand for support in a
+ * closed "details" line (and the title), never in the sentence itself.
+ */
+export function ErrorNote({ error }: { error: ShownError | string | null | undefined }) {
+  if (!error) return null;
+  const shown = typeof error === 'string' ? { message: error } : error;
+  const support = [shown.code, shown.requestId].filter(Boolean).join(' · ');
+  return (
+    <div class="error" role="alert" data-code={shown.code} title={support || undefined}>
+      <p class="error-message">{shown.message}</p>
+      {support ? (
+        <details class="error-support">
+          <summary>{t('errorSupport')}</summary>
+          <code>{support}</code>
+        </details>
+      ) : null}
+    </div>
+  );
 }
 
 /** A short confirmation (saved, queued), read out by screen readers; nothing without a message. */

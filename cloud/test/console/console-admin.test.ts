@@ -72,7 +72,10 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     const wrong = ['000000', '111111', '222222', '333333'].find((c) => !around.includes(c))!;
     await page.fill('#mfa-enable-code', wrong);
     await page.click('#mfa-enable');
-    await expect.poll(() => page.locator('#mfa [role=alert]').innerText()).toContain('(invalid_mfa_code)');
+    await expect
+      .poll(() => page.locator('#mfa [role=alert] .error-message').innerText())
+      .toBe('That code is not right. Enter the current 6-digit code from your authenticator app.');
+    expect(await page.locator('#mfa [role=alert]').getAttribute('data-code')).toBe('invalid_mfa_code');
     await shot(page, 'settings-mfa-setup-en');
     // Enter in the code field submits it (the form works from the keyboard).
     await page.fill('#mfa-enable-code', first);

@@ -57,7 +57,6 @@ describe('events', () => {
     for (const body of [
       { name: '' },
       { name: 'x', timeZone: 'Mars/Olympus' },
-      { name: 'x', startsAt: '2026-12-02T00:00:00.000Z', endsAt: '2026-12-01T00:00:00.000Z' },
       { name: 'x', checkinMethods: ['qr', 'qr'] },
       { name: 'x', branding: { primaryColor: 'red' } },
       { name: 'x\u0000y' },
@@ -67,6 +66,81 @@ describe('events', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe('validation_failed');
     }
+  });
+
+  it('refuses an event that ends before it starts with 400 ends_before_start, on create and on update against the stored dates', async () => {
+    const refused = await t.request('POST', '/v1/events', {
+      headers: a.headers,
+      body: { name: 'x', startsAt: '2026-12-02T00:00:00.000Z', endsAt: '2026-12-01T00:00:00.000Z' },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      code: 'ends_before_start',
+      errors: [{ path: 'body.endsAt', message: 'endsAt must not be before startsAt' }],
+    });
+    const event = await create();
+    for (const body of [
+      { endsAt: '2026-12-01T17:59:00.000Z' },
+      { startsAt: '2026-12-02T00:00:00.000Z' },
+      { startsAt: '2026-12-03T00:00:00.000Z', endsAt: '2026-12-02T00:00:00.000Z' },
+    ]) {
+      const res = await t.request('PATCH', `/v1/events/${event.id}`, { headers: a.headers, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe('ends_before_start');
+    }
+    const same = await t.request('PATCH', `/v1/events/${event.id}`, {
+      headers: a.headers,
+      body: { endsAt: GALA.startsAt },
+    });
+    expect(same.status, same.text).toBe(200);
+    const elsewhere = await t.request('PATCH', `/v1/events/${event.id}`, {
+      headers: b.headers,
+      body: { endsAt: '2026-11-01T00:00:00.000Z' },
+    });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.code).toBe('not_found');
+  });
+
+  it('refuses a capacity below the guests already checked in with 409 capacity_below_checked_in; undone check-ins free their place', async () => {
+    const event = await create({ ...GALA, capacity: 10 });
+    await t.request('PATCH', `/v1/events/${event.id}/status`, {
+      headers: a.headers,
+      body: { status: 'open' },
+    });
+    const checkIns: string[] = [];
+    for (const name of ['Ana', 'Bia', 'Caio']) {
+      const guest = await t.request('POST', `/v1/events/${event.id}/guests`, {
+        headers: a.headers,
+        body: { name },
+      });
+      const res = await t.request('POST', '/v1/checkin/manual', {
+        headers: a.headers,
+        body: { guestId: guest.body.id, eventId: event.id },
+      });
+      expect(res.body.outcome, res.text).toBe('success');
+      checkIns.push(res.body.checkInId);
+    }
+    const config = (capacity: number | null, headers = a.headers) =>
+      t.request('PATCH', `/v1/events/${event.id}/config`, { headers, body: { capacity } });
+    const below = await config(2);
+    expect(below.status).toBe(409);
+    expect(below.body).toMatchObject({ code: 'capacity_below_checked_in', checkedIn: 3, capacity: 2 });
+    expect((await t.request('GET', `/v1/events/${event.id}`, { headers: a.headers })).body.capacity).toBe(10);
+    expect((await config(3)).status).toBe(200);
+    expect((await config(null)).status).toBe(200);
+
+    const voided = await t.request('POST', `/v1/checkin/${checkIns[0]}/void`, {
+      headers: a.headers,
+      body: { reason: 'wrong guest' },
+    });
+    expect(voided.status, voided.text).toBe(200);
+    const now = await config(2);
+    expect(now.status, now.text).toBe(200);
+    expect(now.body.capacity).toBe(2);
+
+    const elsewhere = await config(1, b.headers);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.code).toBe('not_found');
   });
 
   it('updates fields and configures methods, capacity and geofence', async () => {

@@ -62,6 +62,13 @@ describe('guests', () => {
     expect(res.status).toBe(201);
     return res.body as { id: string; publicToken: string };
   };
+  const publish = async (eventId: string) => {
+    const res = await t.request('PATCH', `/v1/events/${eventId}/status`, {
+      headers: a.headers,
+      body: { status: 'published' },
+    });
+    expect(res.status, res.text).toBe(200);
+  };
   const addGuest = async (eventId: string, body: Record<string, unknown>) => {
     const res = await t.request('POST', `/v1/events/${eventId}/guests`, { headers: a.headers, body });
     expect(res.status, res.text).toBe(201);
@@ -291,6 +298,7 @@ describe('guests', () => {
     const ok = await addGuest(event.id, { name: 'Ok Guest', email: 'ok@example.com' });
     const bounce = await addGuest(event.id, { name: 'Bounce Guest', email: 'bounce@example.com' });
     const noMail = await addGuest(event.id, { name: 'No Mail' });
+    await publish(event.id);
     const before = smtp.messages.length;
 
     const first = await t.request('POST', `/v1/events/${event.id}/guests/invite`, { headers: a.headers });
@@ -347,6 +355,7 @@ describe('guests', () => {
   it('mails a guest once when two invite calls race', async () => {
     const event = await newEvent();
     await addGuest(event.id, { name: 'Race Guest', email: 'race@example.com' });
+    await publish(event.id);
     const before = smtp.messages.length;
     const calls = await Promise.all(
       [1, 2, 3].map(() => t.request('POST', `/v1/events/${event.id}/guests/invite`, { headers: a.headers })),
@@ -357,8 +366,63 @@ describe('guests', () => {
     expect(smtp.messages.length).toBe(before + 1);
   });
 
+  it('refuses to invite the guests of a draft event with 409 event_not_published and mails nobody; once published their links work', async () => {
+    const event = await newEvent({ startsAt: '2026-12-01T18:00:00.000Z' });
+    const guests = [];
+    for (let i = 0; i < 3; i++) {
+      guests.push(await addGuest(event.id, { name: `Draft Guest ${i}`, email: `draft${i}@example.com` }));
+    }
+    const before = smtp.messages.length;
+    for (const kind of ['invite', 'reinvite']) {
+      for (const body of [undefined, { guestIds: [guests[0].id] }]) {
+        const res = await t.request('POST', `/v1/events/${event.id}/guests/${kind}`, {
+          headers: a.headers,
+          ...(body ? { body } : {}),
+        });
+        expect(res.status, `${kind} ${JSON.stringify(body)}`).toBe(409);
+        expect(res.headers.get('content-type')).toContain('application/problem+json');
+        expect(res.body).toMatchObject({ code: 'event_not_published', status: 409, eventStatus: 'draft' });
+      }
+    }
+    // Nothing reached the SMTP server and nobody is marked invited.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(smtp.messages.length).toBe(before);
+    const rows = await t.request('GET', `/v1/events/${event.id}/guests`, { headers: a.headers });
+    expect(rows.body.items.map((g: { status: string }) => g.status)).toEqual([
+      'pending',
+      'pending',
+      'pending',
+    ]);
+
+    // Published, the same call mails everyone, and the link each mail carries answers.
+    await publish(event.id);
+    const sent = await t.request('POST', `/v1/events/${event.id}/guests/invite`, { headers: a.headers });
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body).toMatchObject({ sent: 3, failed: 0 });
+    const mails = smtp.messages.slice(before).map((m) => plain(m.raw));
+    expect(mails).toHaveLength(3);
+    for (const guest of guests) {
+      const mail = mails.find((m) => m.includes(guest.confirmUrl));
+      expect(mail, guest.name).toBeDefined();
+      const [, eventToken, guestToken] = /\/e\/([^/\s]+)\/g\/([^\s]+)/.exec(guest.confirmUrl)!;
+      const page = await t.request('GET', `/v1/events/${eventToken}/guests/${guestToken}`);
+      expect(page.status, page.text).toBe(200);
+      expect(page.body.status).toBe('invited');
+    }
+  });
+
+  it('answers 404 not_found, not event_not_published, to another tenant inviting a draft event', async () => {
+    const event = await newEvent();
+    await addGuest(event.id, { name: 'Hidden', email: 'hidden@example.com' });
+    const b = await adminOf(t);
+    const res = await t.request('POST', `/v1/events/${event.id}/guests/invite`, { headers: b.headers });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+  });
+
   it('limits invitation calls per event with 429 rate_limited', async () => {
     const event = await newEvent();
+    await publish(event.id);
     let last = 200;
     for (let i = 0; i < 21; i++) {
       last = (await t.request('POST', `/v1/events/${event.id}/guests/invite`, { headers: a.headers })).status;

@@ -9,7 +9,8 @@ import { AttendanceMeter } from '../components/attendance.js';
 import { UndoDialog } from '../components/undo-dialog.js';
 import { lang, t, term } from '../i18n.js';
 import { followCheckins } from '../live.js';
-import { messageOf, type Session } from '../session.js';
+import { shownError } from '../errors.js';
+import type { Session } from '../session.js';
 import {
   Badge,
   ConfirmDialog,
@@ -151,7 +152,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
         setCursor(page.nextCursor);
         action.setError(null);
       })
-      .catch((err: unknown) => n === asked.current && action.setError(messageOf(err)))
+      .catch((err: unknown) => n === asked.current && action.setError(shownError(err)))
       .finally(() => n === asked.current && setLoading(false));
   }, [q, status, tick]);
 
@@ -165,7 +166,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
       setItems((list) => [...list, ...page.items.filter((g) => !list.some((x) => x.id === g.id))]);
       setCursor(page.nextCursor);
     } catch (err) {
-      action.setError(messageOf(err));
+      action.setError(shownError(err));
     } finally {
       if (n === asked.current) setLoading(false);
     }

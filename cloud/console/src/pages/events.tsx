@@ -1,18 +1,21 @@
-// Events and guests: create and configure an event (methods, capacity, geofence, branding with a
-// preview of the kiosk's attract screen), open and close it, import its guest list with the per-row
-// report, edit or remove one guest, mail invitations, and follow attendance.
+// Events and guests: create and configure an event (times in the event's own time zone, methods,
+// capacity, geofence, branding with a preview of the kiosk's attract screen), open and close it (closing
+// asks first), import its guest list with the per-row report, edit or remove one guest, mail
+// invitations (a draft is published first, never mailed dead links), and follow attendance.
 import type { Branding, Event as EventT, Guest } from '@portico/contract';
 import { ok, type Schemas } from '@portico/sdk';
 import { useEffect, useState } from 'preact/hooks';
+import { errorText } from '../errors.js';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
+import { browserZone, instantOf, timeZones, wallOf, whenIn, zoneLabel } from '../time-zones.js';
 import {
   Badge,
   ConfirmDialog,
   ErrorNote,
   Field,
   formFields,
-  isoOf,
+  Notice,
   PageHeader,
   rowProblem,
   Table,
@@ -21,13 +24,6 @@ import {
   valuesOf,
 } from '../ui.js';
 import { METHODS, useEvents } from './checkins.js';
-
-/** An ISO instant as a `datetime-local` value in the browser's zone. */
-const localOf = (iso: string | null | undefined) => {
-  if (!iso) return '';
-  const d = new Date(iso);
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-};
 
 /** What the kiosk shows while nobody is in front of it, in the event's colours. */
 export function AttractPreview({ branding, name }: { branding: Branding; name: string }) {
@@ -70,6 +66,8 @@ function EventForm(props: { session: Session; event: EventT | null; onDone: (e: 
     event?.branding ?? { primaryColor: '#0b5fff', secondaryColor: '#ffffff', locale: 'en' },
   );
   const [name, setName] = useState(event?.name ?? '');
+  // The zone the start and end are typed in: the event's, or the browser's for a new event.
+  const [zone, setZone] = useState(event?.timeZone ?? browserZone());
   const save = useAction();
 
   const submit = (e: Event) => {
@@ -82,13 +80,20 @@ function EventForm(props: { session: Session; event: EventT | null; onDone: (e: 
     const lng = num('lng');
     const geofence =
       lat !== null && lng !== null ? { center: { lat, lng }, radiusMetres: num('radius') } : null;
+    const timeZone = s('timeZone') || 'UTC';
     const fields = {
       name: s('name'),
-      startsAt: isoOf(s('startsAt')) ?? null,
-      endsAt: isoOf(s('endsAt')) ?? null,
-      timeZone: s('timeZone') || 'UTC',
+      startsAt: instantOf(s('startsAt'), timeZone),
+      endsAt: instantOf(s('endsAt'), timeZone),
+      timeZone,
       branding: brandingOf(form),
     };
+    // Said here before anything is sent; the API refuses it the same way (400 ends_before_start).
+    if (fields.startsAt && fields.endsAt && fields.endsAt < fields.startsAt) {
+      save.setError({ message: errorText('ends_before_start') ?? '', code: 'ends_before_start' });
+      document.getElementById('event-ends')?.focus();
+      return;
+    }
     void save.run(async () => {
       if (!event) {
         const created = ok(
@@ -114,6 +119,7 @@ function EventForm(props: { session: Session; event: EventT | null; onDone: (e: 
     const form = new FormData(e.currentTarget as HTMLFormElement);
     setBranding(brandingOf(form));
     setName(String(form.get('name') ?? ''));
+    setZone(String(form.get('timeZone') ?? zone));
   };
 
   return (
@@ -125,20 +131,33 @@ function EventForm(props: { session: Session; event: EventT | null; onDone: (e: 
             <Field label={t('name')}>
               <input name="name" id="event-name" required defaultValue={event?.name ?? ''} />
             </Field>
+            <Field label={t('timeZone')} help={t('timeZoneHelp')}>
+              <select name="timeZone" id="event-zone" value={zone}>
+                {timeZones(zone).map((z) => (
+                  <option key={z} value={z}>
+                    {zoneLabel(z)}
+                  </option>
+                ))}
+              </select>
+            </Field>
             <div class="row">
-              <Field label={t('startsAt')}>
-                <input type="datetime-local" name="startsAt" defaultValue={localOf(event?.startsAt)} />
+              <Field label={t('startsAtIn', { zone: zoneLabel(zone) })}>
+                <input
+                  type="datetime-local"
+                  name="startsAt"
+                  id="event-starts"
+                  defaultValue={wallOf(event?.startsAt, zone)}
+                />
               </Field>
-              <Field label={t('endsAt')}>
-                <input type="datetime-local" name="endsAt" defaultValue={localOf(event?.endsAt)} />
+              <Field label={t('endsAtIn', { zone: zoneLabel(zone) })}>
+                <input
+                  type="datetime-local"
+                  name="endsAt"
+                  id="event-ends"
+                  defaultValue={wallOf(event?.endsAt, zone)}
+                />
               </Field>
             </div>
-            <Field label={t('timeZone')}>
-              <input
-                name="timeZone"
-                defaultValue={event?.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone}
-              />
-            </Field>
             <Field label={t('capacity')}>
               <input
                 type="number"
@@ -350,7 +369,8 @@ const STATUS_ACTIONS: {
   { to: 'closed', from: ['open'], label: 'closeEvent' },
 ];
 
-function Guests({ session, event }: { session: Session; event: EventT }) {
+function Guests(props: { session: Session; event: EventT; onChanged: (e: EventT) => void }) {
+  const { session, event } = props;
   const path = { params: { path: { id: event.id } } };
   const guests = useLoad(
     async () =>
@@ -365,6 +385,7 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
   const [mailed, setMailed] = useState<string | null>(null);
   const [editing, setEditing] = useState<Guest | null>(null);
   const [removing, setRemoving] = useState<Guest | null>(null);
+  const [publishing, setPublishing] = useState(false);
   const action = useAction();
 
   const upload = (e: Event) => {
@@ -399,6 +420,17 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
           },
         ),
       );
+      setMailed(t('inviteResult', { sent: r.sent, skipped: r.skipped, failed: r.failed }));
+      guests.reload();
+    });
+  // A draft's links answer "not valid": it is published first, then the same invitations go out.
+  const publishAndInvite = () =>
+    action.run(async () => {
+      setPublishing(false);
+      props.onChanged(
+        ok(await session.api.PATCH('/v1/events/{id}/status', { ...path, body: { status: 'published' } })),
+      );
+      const r = ok(await session.api.POST('/v1/events/{id}/guests/invite', { ...path, body: {} }));
       setMailed(t('inviteResult', { sent: r.sent, skipped: r.skipped, failed: r.failed }));
       guests.reload();
     });
@@ -495,15 +527,36 @@ function Guests({ session, event }: { session: Session; event: EventT }) {
           </table>
         </article>
       ) : null}
-      <div class="row">
-        <button type="button" class="secondary" id="invite" onClick={() => void mail('invite')}>
-          {t('invite')}
-        </button>
-        <button type="button" class="secondary outline" onClick={() => void mail('reinvite')}>
-          {t('reinvite')}
-        </button>
-      </div>
-      {mailed ? <p class="notice">{mailed}</p> : null}
+      {event.status === 'draft' ? (
+        <div class="row">
+          <p class="notice" id="draft-invite-note">
+            {t('draftInviteNote')}
+          </p>
+          <button type="button" class="secondary" id="publish-invite" onClick={() => setPublishing(true)}>
+            {t('publishAndInvite')}
+          </button>
+        </div>
+      ) : (
+        <div class="row">
+          <button type="button" class="secondary" id="invite" onClick={() => void mail('invite')}>
+            {t('invite')}
+          </button>
+          <button type="button" class="secondary outline" onClick={() => void mail('reinvite')}>
+            {t('reinvite')}
+          </button>
+        </div>
+      )}
+      {publishing ? (
+        <ConfirmDialog
+          title={t('publishInviteTitle', { name: event.name })}
+          text={t('publishInviteText')}
+          confirmLabel={t('publishAndInvite')}
+          fallbackFocus="#invite"
+          onConfirm={() => void publishAndInvite()}
+          onCancel={() => setPublishing(false)}
+        />
+      ) : null}
+      <Notice message={mailed} />
       <ErrorNote error={action.error ?? guests.error} />
       {editing ? (
         <GuestForm
@@ -557,9 +610,11 @@ function EventDetail(props: {
 }) {
   const { session, event } = props;
   const [configuring, setConfiguring] = useState(false);
+  const [closing, setClosing] = useState(false);
   const action = useAction();
   const move = (status: EventT['status']) =>
     action.run(async () => {
+      setClosing(false);
       props.onChanged(
         ok(
           await session.api.PATCH('/v1/events/{id}/status', {
@@ -578,11 +633,21 @@ function EventDetail(props: {
       </PageHeader>
       <p>
         {t('status')}: <Badge tone={event.status === 'open' ? 'ok' : undefined}>{term(event.status)}</Badge> ·{' '}
-        {event.checkinMethods.map(term).join(', ')} · {when(event.startsAt)}
+        {event.checkinMethods.map(term).join(', ')} ·{' '}
+        <span id="event-when">
+          {whenIn(event.startsAt, event.timeZone)}
+          {event.endsAt ? ` – ${whenIn(event.endsAt, event.timeZone)}` : ''}
+        </span>
       </p>
       <div class="row">
         {STATUS_ACTIONS.filter((a) => a.from.includes(event.status)).map((a) => (
-          <button type="button" key={a.to} id={`status-${a.to}`} onClick={() => void move(a.to)}>
+          <button
+            type="button"
+            key={a.to}
+            id={`status-${a.to}`}
+            // Closing stops every door at once: asked first.
+            onClick={() => (a.to === 'closed' ? setClosing(true) : void move(a.to))}
+          >
             {t(a.label)}
           </button>
         ))}
@@ -593,6 +658,16 @@ function EventDetail(props: {
           {t('doorOpen')}
         </a>
       </div>
+      {closing ? (
+        <ConfirmDialog
+          title={t('closeEventTitle', { name: event.name })}
+          text={t('closeEventText')}
+          confirmLabel={t('closeEventConfirm')}
+          fallbackFocus="#status-open"
+          onConfirm={() => void move('closed')}
+          onCancel={() => setClosing(false)}
+        />
+      ) : null}
       <ErrorNote error={action.error} />
       {configuring ? (
         <EventForm
@@ -604,7 +679,7 @@ function EventDetail(props: {
           }}
         />
       ) : null}
-      <Guests session={session} event={event} />
+      <Guests session={session} event={event} onChanged={props.onChanged} />
     </>
   );
 }
@@ -652,7 +727,7 @@ export function Events({ session }: { session: Session }) {
             <td>
               <Badge tone={e.status === 'open' ? 'ok' : undefined}>{term(e.status)}</Badge>
             </td>
-            <td>{when(e.startsAt)}</td>
+            <td>{whenIn(e.startsAt, e.timeZone)}</td>
             <td>{e.checkinMethods.map(term).join(', ')}</td>
             <td>
               <button type="button" class="outline" onClick={() => setSelected(e)}>

@@ -29,6 +29,11 @@ export function eventRoutes(deps: AppDeps) {
     code: 'not_found',
     description: 'no such event in the caller’s tenant (or it was archived)',
   } as const;
+  const endsBeforeStart = {
+    status: 400,
+    code: 'ends_before_start',
+    description: 'the event would end before it starts (`errors` names `body.endsAt`)',
+  } as const;
   return [
     defineRoute({
       method: 'get',
@@ -60,6 +65,7 @@ export function eventRoutes(deps: AppDeps) {
       scope: 'events:write',
       body: CreateEventRequest,
       responses: { 201: { description: 'Created', schema: Event } },
+      errors: [endsBeforeStart],
       handler: async ({ actor, body, req, res }) => ({
         status: 201,
         body: await events.create(personContextOf(actor, req, res), body),
@@ -87,14 +93,16 @@ export function eventRoutes(deps: AppDeps) {
       path: '/v1/events/{id}',
       operationId: 'updateEvent',
       summary: 'Update an event',
-      description: `${WHO}Name, description, dates, time zone, venue and branding.`,
+      description:
+        `${WHO}Name, description, dates, time zone, venue and branding. The dates are checked together with ` +
+        'the stored ones: moving the end before the start (or the start after the end) is refused.',
       tag: TAG,
       auth: AUTH,
       scope: 'events:write',
       params: IdParams,
       body: UpdateEventRequest,
       responses: { 200: { description: 'The updated event', schema: Event } },
-      errors: [notFound],
+      errors: [notFound, endsBeforeStart],
       handler: async ({ actor, params, body, req, res }) => ({
         status: 200,
         body: await events.update(personContextOf(actor, req, res), params.id, body),
@@ -107,15 +115,23 @@ export function eventRoutes(deps: AppDeps) {
       summary: 'Configure check-in methods, capacity, geofence and re-entry',
       description:
         `${WHO}Changed under the event's lock: the next check-in applies the new rules (kiosks at their next ` +
-        'replica refresh). Lowering the capacity below the admissions already made refuses further check-ins, ' +
-        'it undoes none; `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).',
+        'replica refresh). A capacity below the guests already checked in (distinct persons or guests ' +
+        'admitted, undone check-ins not counted) is refused; a lower one that still holds them stops further ' +
+        'check-ins once full. `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).',
       tag: TAG,
       auth: AUTH,
       scope: 'events:write',
       params: IdParams,
       body: EventConfigRequest,
       responses: { 200: { description: 'The updated event', schema: Event } },
-      errors: [notFound],
+      errors: [
+        notFound,
+        {
+          status: 409,
+          code: 'capacity_below_checked_in',
+          description: 'the new capacity is below the number already checked in (`checkedIn` in the body)',
+        },
+      ],
       handler: async ({ actor, params, body, req, res }) => ({
         status: 200,
         body: await events.configure(personContextOf(actor, req, res), params.id, body),

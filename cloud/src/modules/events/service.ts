@@ -62,6 +62,25 @@ export async function eventByToken(db: Pick<Tx, 'event'>, token: string) {
   return event;
 }
 
+/** 400 `ends_before_start` when both dates are set and the end comes first. */
+function checkDates(startsAt: string | null | undefined, endsAt: string | null | undefined): void {
+  if (startsAt && endsAt && new Date(endsAt) < new Date(startsAt)) {
+    throw new AppError(400, 'ends_before_start', 'The event cannot end before it starts', {
+      errors: [{ path: 'body.endsAt', message: 'endsAt must not be before startsAt' }],
+    });
+  }
+}
+
+/** What the capacity counts: distinct persons or guests admitted, voided admissions not counted. */
+async function checkedInCount(tx: Pick<Tx, '$queryRaw'>, eventId: string): Promise<number> {
+  const [row] = await tx.$queryRaw<{ admitted: bigint }[]>`
+    SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted
+      FROM check_ins
+     WHERE event_id = ${eventId} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
+       AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
+  return Number(row?.admitted ?? 0);
+}
+
 export function toEventWire(e: Event, tenantRadiusM: number): EventWire {
   const hasVenue = e.venueName !== null || e.venueAddress !== null || e.venueLat !== null;
   return {
@@ -199,6 +218,7 @@ export function createEventService(deps: Deps) {
     },
 
     async create(ctx: AdminContext, input: CreateEventRequest) {
+      checkDates(input.startsAt, input.endsAt);
       const now = deps.clock.now();
       const event = await prisma.$transaction(async (tx) => {
         const row = await tx.event.create({
@@ -232,9 +252,7 @@ export function createEventService(deps: Deps) {
       return change(ctx, id, async (_tx, event) => {
         const startsAt = patch.startsAt !== undefined ? patch.startsAt : event.startsAt?.toISOString();
         const endsAt = patch.endsAt !== undefined ? patch.endsAt : event.endsAt?.toISOString();
-        if (startsAt && endsAt && new Date(endsAt) < new Date(startsAt)) {
-          throw invalidFields([{ path: 'body.endsAt', message: 'endsAt must not be before startsAt' }]);
-        }
+        checkDates(startsAt, endsAt);
         return {
           action: 'event.updated',
           meta: { fields: Object.keys(patch) },
@@ -254,16 +272,30 @@ export function createEventService(deps: Deps) {
     },
 
     async configure(ctx: AdminContext, id: string, config: EventConfigRequest) {
-      return change(ctx, id, async () => ({
-        action: 'event.configured',
-        meta: config as Prisma.InputJsonObject,
-        data: {
-          ...(config.checkinMethods !== undefined ? { checkinMethods: config.checkinMethods } : {}),
-          ...(config.capacity !== undefined ? { capacity: config.capacity } : {}),
-          ...(config.geofence !== undefined ? geofenceColumns(config.geofence) : {}),
-          ...(config.reentry !== undefined ? { reentry: config.reentry } : {}),
-        },
-      }));
+      return change(ctx, id, async (tx, event) => {
+        // Under the event's lock, so no check-in slips in between the count and the change.
+        if (typeof config.capacity === 'number' && config.capacity !== event.capacity) {
+          const checkedIn = await checkedInCount(tx, event.id);
+          if (config.capacity < checkedIn) {
+            throw new AppError(
+              409,
+              'capacity_below_checked_in',
+              `The capacity cannot be below the ${checkedIn} already checked in`,
+              { extra: { checkedIn, capacity: config.capacity } },
+            );
+          }
+        }
+        return {
+          action: 'event.configured',
+          meta: config as Prisma.InputJsonObject,
+          data: {
+            ...(config.checkinMethods !== undefined ? { checkinMethods: config.checkinMethods } : {}),
+            ...(config.capacity !== undefined ? { capacity: config.capacity } : {}),
+            ...(config.geofence !== undefined ? geofenceColumns(config.geofence) : {}),
+            ...(config.reentry !== undefined ? { reentry: config.reentry } : {}),
+          },
+        };
+      });
     },
 
     /** Moves the status along EVENT_TRANSITIONS; the same status again is a no-op (200). */

@@ -3,6 +3,7 @@
 // that fails gives the claim back and is reported for that guest only.
 import type { Guest } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
+import { AppError } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { recordAudit } from '../audit/record.js';
 import { findEvent, type AdminContext } from '../events/service.js';
@@ -48,6 +49,15 @@ export function createInvitations(deps: Pick<AppDeps, 'db' | 'clock' | 'config' 
      */
     async send(ctx: AdminContext, eventId: string, kind: Kind, guestIds: string[] | undefined) {
       const event = await findEvent(prisma, ctx.tenantId, eventId);
+      // A draft has no public page: its links would answer "not valid" to every guest until published.
+      if (event.status === 'draft') {
+        throw new AppError(
+          409,
+          'event_not_published',
+          'The event is a draft: publish it before mailing invitations, or their links will not work',
+          { extra: { eventStatus: event.status } },
+        );
+      }
       await limiter.enforce(
         `guests:${kind}:${event.id}`,
         INVITE_LIMIT,

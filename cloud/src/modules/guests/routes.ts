@@ -72,6 +72,8 @@ export function guestRoutes(deps: AppDeps) {
         'invited is skipped (`already_invited`), also under concurrent calls. '
       : 'Without `guestIds`: every `invited` guest who has not answered. The same guest is mailed again at ' +
         'most once an hour (`recently_sent`). ') +
+    'A draft event is refused (409 `event_not_published`, nothing mailed): its links only work once the ' +
+    'event is published or open, so publish it first. ' +
     `At most ${INVITE_BATCH} guests per call (\`remaining\` says how many are left); 20 calls per event in 10 ` +
     'minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as ' +
     '`lastInviteError`), never as a 500.';
@@ -259,7 +261,15 @@ export function guestRoutes(deps: AppDeps) {
         params: IdParams,
         body: InviteRequest.optional(),
         responses: { 200: { description: 'Per-guest outcome', schema: InviteResult } },
-        errors: [notFound, limited],
+        errors: [
+          notFound,
+          {
+            status: 409,
+            code: 'event_not_published',
+            description: 'the event is a draft; nothing was mailed (`eventStatus` in the body)',
+          },
+          limited,
+        ],
         handler: async ({ actor, params, body, req, res }) => ({
           status: 200,
           body: await invitations.send(personContextOf(actor, req, res), params.id, kind, body?.guestIds),

@@ -882,7 +882,7 @@ export interface paths {
     head?: never;
     /**
      * Update an event
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Name, description, dates, time zone, venue and branding.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Name, description, dates, time zone, venue and branding. The dates are checked together with the stored ones: moving the end before the start (or the start after the end) is refused.
      */
     patch: operations['updateEvent'];
     trace?: never;
@@ -902,7 +902,7 @@ export interface paths {
     head?: never;
     /**
      * Configure check-in methods, capacity, geofence and re-entry
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Changed under the event's lock: the next check-in applies the new rules (kiosks at their next replica refresh). Lowering the capacity below the admissions already made refuses further check-ins, it undoes none; `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Changed under the event's lock: the next check-in applies the new rules (kiosks at their next replica refresh). A capacity below the guests already checked in (distinct persons or guests admitted, undone check-ins not counted) is refused; a lower one that still holds them stops further check-ins once full. `reentry` decides what a returning guest gets (`refuse`, `allow` or `flag`).
      */
     patch: operations['configureEvent'];
     trace?: never;
@@ -1092,7 +1092,7 @@ export interface paths {
     put?: never;
     /**
      * Mail invitations
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Mails each guest their personal confirmation link (`PUBLIC_URL/e/{eventToken}/g/{guestToken}`, a page of the person portal) and check-in link (`PUBLIC_URL/v1/public/checkin/link/{token}`). Without `guestIds`: every `pending` guest with an e-mail. A guest is invited once: a guest already invited is skipped (`already_invited`), also under concurrent calls. At most 200 guests per call (`remaining` says how many are left); 20 calls per event in 10 minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as `lastInviteError`), never as a 500.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Mails each guest their personal confirmation link (`PUBLIC_URL/e/{eventToken}/g/{guestToken}`, a page of the person portal) and check-in link (`PUBLIC_URL/v1/public/checkin/link/{token}`). Without `guestIds`: every `pending` guest with an e-mail. A guest is invited once: a guest already invited is skipped (`already_invited`), also under concurrent calls. A draft event is refused (409 `event_not_published`, nothing mailed): its links only work once the event is published or open, so publish it first. At most 200 guests per call (`remaining` says how many are left); 20 calls per event in 10 minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as `lastInviteError`), never as a 500.
      */
     post: operations['inviteGuests'];
     delete?: never;
@@ -1112,7 +1112,7 @@ export interface paths {
     put?: never;
     /**
      * Mail invitations again
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Mails each guest their personal confirmation link (`PUBLIC_URL/e/{eventToken}/g/{guestToken}`, a page of the person portal) and check-in link (`PUBLIC_URL/v1/public/checkin/link/{token}`). Without `guestIds`: every `invited` guest who has not answered. The same guest is mailed again at most once an hour (`recently_sent`). At most 200 guests per call (`remaining` says how many are left); 20 calls per event in 10 minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as `lastInviteError`), never as a 500.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Mails each guest their personal confirmation link (`PUBLIC_URL/e/{eventToken}/g/{guestToken}`, a page of the person portal) and check-in link (`PUBLIC_URL/v1/public/checkin/link/{token}`). Without `guestIds`: every `invited` guest who has not answered. The same guest is mailed again at most once an hour (`recently_sent`). A draft event is refused (409 `event_not_published`, nothing mailed): its links only work once the event is published or open, so publish it first. At most 200 guests per call (`remaining` says how many are left); 20 calls per event in 10 minutes. A failed mail is reported for its guest (`failed` with the reason, also kept as `lastInviteError`), never as a 500.
      */
     post: operations['reinviteGuests'];
     delete?: never;
@@ -2009,6 +2009,9 @@ export interface components {
         | 'invalid_transition'
         | 'event_full'
         | 'event_not_open'
+        | 'event_not_published'
+        | 'ends_before_start'
+        | 'capacity_below_checked_in'
         | 'already_checked_in'
         | 'already_voided'
         | 'checkin_not_admitted'
@@ -3221,7 +3224,7 @@ export interface components {
       locale?: string;
     };
     /**
-     * @description A new event starts as `draft`.
+     * @description A new event starts as `draft`. An `endsAt` before `startsAt` is refused with 400 `ends_before_start`.
      * @example {
      *       "name": "Acme Summit 2026",
      *       "startsAt": "2026-12-01T09:00:00.000Z",
@@ -3306,7 +3309,7 @@ export interface components {
       radiusMetres?: number | null;
     } | null;
     /**
-     * @description Only the fields sent change; null clears an optional one. Check-in rules go through `/config`, the status through `/status`.
+     * @description Only the fields sent change; null clears an optional one. Check-in rules go through `/config`, the status through `/status`. The dates are checked with the stored ones: an end before the start is refused with 400 `ends_before_start`.
      * @example {
      *       "description": "Doors at 08:30.",
      *       "branding": {
@@ -8890,7 +8893,7 @@ export interface operations {
           'application/json': components['schemas']['Event'];
         };
       };
-      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `ends_before_start`: the event would end before it starts (`errors` names `body.endsAt`) */
       400: {
         headers: {
           [name: string]: unknown;
@@ -9122,7 +9125,7 @@ export interface operations {
           'application/json': components['schemas']['Event'];
         };
       };
-      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `ends_before_start`: the event would end before it starts (`errors` names `body.endsAt`) */
       400: {
         headers: {
           [name: string]: unknown;
@@ -9240,6 +9243,15 @@ export interface operations {
       };
       /** @description `not_found`: no such event in the caller’s tenant (or it was archived) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `capacity_below_checked_in`: the new capacity is below the number already checked in (`checkedIn` in the body) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -10216,7 +10228,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10335,7 +10347,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
       409: {
         headers: {
           [name: string]: unknown;
