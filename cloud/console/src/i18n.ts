@@ -75,6 +75,11 @@ const en = {
   phone: 'Phone',
   birthDate: 'Birth date',
   enrolled: 'Enrolled',
+  moreActions: 'More',
+  moreActionsFor: 'More actions: {name}',
+  personsShown: 'Showing {shown} of {total} persons',
+  personSaved: 'Saved: {name}',
+  searchPersonsHelp: 'Name, e-mail or document',
   photos: 'Face photos (optional)',
   photosHelp:
     'Three photos from slightly different angles (straight, head turned slightly left, slightly right) recognise the person more reliably than one. Take them with the webcam, or upload one to three photos of the same person.',
@@ -457,6 +462,11 @@ const ptBR: Record<TextKey, string> = {
   phone: 'Telefone',
   birthDate: 'Data de nascimento',
   enrolled: 'Cadastrada',
+  moreActions: 'Mais',
+  moreActionsFor: 'Mais ações: {name}',
+  personsShown: 'Exibindo {shown} de {total} pessoas',
+  personSaved: 'Salvo: {name}',
+  searchPersonsHelp: 'Nome, e-mail ou documento',
   photos: 'Fotos do rosto (opcional)',
   photosHelp:
     'Três fotos de ângulos um pouco diferentes (de frente, cabeça levemente virada para a esquerda e para a direita) reconhecem a pessoa com mais segurança do que uma. Tire-as com a webcam ou envie de uma a três fotos da mesma pessoa.',

@@ -34,18 +34,21 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
 
 /**
  * A cursor-paged list: the first page when `deps` change, the next ones appended by `loadMore`.
- * `fetchPage` takes the cursor of the page to read (none for the first).
+ * `fetchPage` takes the cursor of the page to read (none for the first); `total` is the list's own
+ * total when its pages carry one.
  */
 export function usePages<T>(
-  fetchPage: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null }>,
+  fetchPage: (cursor?: string) => Promise<{ items: T[]; nextCursor: string | null; total?: number }>,
   deps: unknown[],
 ) {
   const [items, setItems] = useState<T[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
+  const [total, setTotal] = useState<number | null>(null);
   const first = useLoad(async () => {
     const page = await fetchPage();
     setItems(page.items);
     setCursor(page.nextCursor);
+    setTotal(page.total ?? null);
   }, deps);
   const more = useAction();
   const loadMore = () =>
@@ -53,9 +56,11 @@ export function usePages<T>(
       const page = await fetchPage(cursor ?? undefined);
       setItems((list) => [...list, ...page.items]);
       setCursor(page.nextCursor);
+      setTotal(page.total ?? null);
     });
   return {
     items,
+    total,
     hasMore: cursor !== null,
     loading: first.loading,
     error: first.error ?? more.error,

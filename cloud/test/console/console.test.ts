@@ -326,12 +326,13 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
         where: { personId: listed.body.items[0].id, kind: 'enrollment' },
       }),
     ).toBe(3);
-    await page
-      .locator('#persons tr', { hasText: 'Ana Souza' })
-      .getByRole('button', { name: 'QR code' })
-      .click();
-    await page.locator('img.qr').waitFor();
+    // Edit is the row's one button; the QR code is in its menu, shown in a dialog.
+    const ana = page.locator('#persons tr', { hasText: 'Ana Souza' });
+    await ana.getByRole('button', { name: 'More actions: Ana Souza' }).click();
+    await ana.getByRole('button', { name: 'QR code' }).click();
+    await page.locator('dialog[open] img.qr').waitFor();
     await shot(page, 'persons-en');
+    await page.locator('dialog[open]').getByRole('button', { name: 'Close' }).click();
   });
 
   it('re-enrolls from the webcam with "use one photo instead": one photo is sent', async () => {
@@ -402,6 +403,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     const listed = await app.request('GET', '/v1/persons?q=Carla', { headers: org.headers });
     expect(listed.body.items[0]).toMatchObject({ phone: '+55 11 91234-5678', email: 'carla@example.com' });
 
+    await carla.getByRole('button', { name: 'More actions: Carla Dias' }).click();
     await carla.getByRole('button', { name: 'Send enrollment link' }).click();
     await expect.poll(() => carla.innerText()).toContain('Enrollment link sent');
     expect(await waitForMail(smtp, 'carla@example.com', /enroll\?token=/)).toBeTruthy();
@@ -590,6 +592,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
   it('anonymises a person after a confirmation that says what will be erased', async () => {
     await go(page, 'persons');
     const row = page.locator('#persons tr', { hasText: 'Bruno Lima' });
+    await row.getByRole('button', { name: 'More actions: Bruno Lima' }).click();
     await row.getByRole('button', { name: 'Anonymise' }).click();
     const dialog = page.locator('dialog[open]');
     expect(await dialog.innerText()).toMatch(/face template and every photo are deleted/);

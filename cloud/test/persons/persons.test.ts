@@ -114,7 +114,7 @@ describe('persons CRUD', () => {
 });
 
 describe('GET /v1/persons', () => {
-  it('pages in creation order with an opaque cursor and filters by q, externalId and enrolled', async () => {
+  it('pages in creation order with sort=createdAt and an opaque cursor, and filters by q, externalId and enrolled', async () => {
     const t = await integratorOf(app);
     for (let i = 0; i < 7; i++) {
       await createPerson(t.keyHeaders, {
@@ -128,7 +128,7 @@ describe('GET /v1/persons', () => {
     do {
       const res: Awaited<ReturnType<TestApp['request']>> = await app.request(
         'GET',
-        `/v1/persons?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        `/v1/persons?limit=3&sort=createdAt${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         { headers: t.keyHeaders },
       );
       expect(res.status).toBe(200);

@@ -71,6 +71,9 @@ export const Person = z
   .openapi('Person', { description: 'A person of the tenant. The facial embedding is never returned.' });
 export type Person = z.infer<typeof Person>;
 
+export const PersonSort = z.enum(['-createdAt', 'createdAt']);
+export type PersonSort = z.infer<typeof PersonSort>;
+
 const booleanQuery = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const PersonListQuery = PageQuery.extend({
@@ -78,19 +81,34 @@ export const PersonListQuery = PageQuery.extend({
     .min(1)
     .max(200)
     .optional()
-    .openapi({ description: 'Case-insensitive substring of name, document, externalId or email.' }),
+    .openapi({
+      description:
+        'A piece of the name, e-mail, document or externalId, case and accents ignored (`joao` finds João); in ' +
+        'a document dots, dashes, slashes and spaces are ignored too (`12345678900` finds 123.456.789-00).',
+    }),
   externalId: Text.min(1).max(200).optional().openapi({ description: 'Exact externalId.' }),
   enrolled: booleanQuery
     .optional()
     .openapi({ description: '`true`: only enrolled persons; `false`: only not enrolled.' }),
   createdFrom: Timestamp.optional().openapi({ description: 'Created at or after this instant.' }),
   createdTo: Timestamp.optional().openapi({ description: 'Created before this instant.' }),
+  sort: PersonSort.default('-createdAt').openapi({
+    description:
+      '`-createdAt` (default): newest first; `createdAt`: oldest first (the order before 2026-11-26). Ties ' +
+      'by id. A `cursor` keeps the sort of the page it came from.',
+  }),
 });
 export type PersonListQuery = z.infer<typeof PersonListQuery>;
 
-export const PersonList = pageOf(Person).openapi('PersonList', {
-  description: 'Oldest first (createdAt, then id); the cursor is opaque.',
-});
+export const PersonList = pageOf(Person)
+  .extend({
+    total: z.number().int().openapi({
+      description: 'Persons matching the filters (q, externalId, enrolled, created…), on every page.',
+    }),
+  })
+  .openapi('PersonList', {
+    description: 'In the order of `sort` (newest first by default, then id); the cursor is opaque.',
+  });
 
 export const UpsertPersonRequest = PersonFields.extend({ externalId: ExternalId }).openapi(
   'UpsertPersonRequest',

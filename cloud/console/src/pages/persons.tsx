@@ -1,9 +1,10 @@
-// Persons: search, create or edit (enrolling the face from three guided webcam photos by default, or one
-// to three files, each photo's quality shown first), import a CSV file, send the enrollment link, show the identity's QR code, anonymise or
-// delete after a confirmation that says what is erased.
+// Persons, newest first, read page by page with their total: search as you type (accents and capitals
+// ignored), create or edit (enrolling the face from three guided webcam photos by default, or one to
+// three files, each photo's quality shown first), import a CSV file; per row Edit, and in its menu the
+// enrollment link, the identity's QR code, anonymise or delete after a confirmation that says what is erased.
 import type { Person } from '@portico/contract';
 import { ok, type Schemas } from '@portico/sdk';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { parseCsv } from '../csv.js';
 import { t, when } from '../i18n.js';
 import { enrollmentRefusal, PhotoPicker } from '../photo.js';
@@ -14,18 +15,26 @@ import {
   ErrorNote,
   Field,
   formFields,
+  Modal,
+  Notice,
   PageHeader,
+  PagesFooter,
   rowProblem,
   Table,
   useAction,
-  useLoad,
+  usePages,
 } from '../ui.js';
 
 type Editing = { mode: 'new' } | { mode: 'edit'; person: Person } | null;
 
 const FIELDS = ['name', 'document', 'externalId', 'email', 'phone', 'birthDate'] as const;
 
-function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; onDone: () => void }) {
+function PersonForm(props: {
+  session: Session;
+  editing: Exclude<Editing, null>;
+  /** After saving, with the saved name; without one on cancel. */
+  onDone: (saved?: string) => void;
+}) {
   const { session, editing } = props;
   const person = editing.mode === 'edit' ? editing.person : null;
   /** The photos to enroll; null while the webcam is still taking them (saving waits). */
@@ -83,7 +92,7 @@ function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; 
           );
         else ok(await session.api.POST('/v1/persons', { body: fields }));
       }
-      props.onDone();
+      props.onDone(value('name'));
     });
   };
   const common = (k: (typeof FIELDS)[number]) => ({
@@ -132,7 +141,7 @@ function PersonForm(props: { session: Session; editing: Exclude<Editing, null>; 
                 ? t('saveAndEnroll')
                 : t('save')}
           </button>
-          <button type="button" class="secondary" onClick={props.onDone}>
+          <button type="button" class="secondary" onClick={() => props.onDone()}>
             {t('cancel')}
           </button>
           {taken === null ? (
@@ -198,6 +207,10 @@ function ImportPersons(props: { session: Session; onDone: () => void }) {
   );
 }
 
+/**
+ * A person's row actions: Edit, and the rest (enrollment link, QR code, anonymise, delete) in a menu
+ * that opens in place, so a row holds two buttons on a laptop and on a phone alike.
+ */
 function PersonActions(props: {
   session: Session;
   person: Person;
@@ -210,6 +223,7 @@ function PersonActions(props: {
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
   const id = { params: { path: { id: person.id } } };
+  const qrTitle = `qr-title-${person.id}`;
 
   const sendLink = () =>
     action.run(async () => {
@@ -236,38 +250,64 @@ function PersonActions(props: {
 
   if (person.anonymised) return <Badge>{t('anonymised')}</Badge>;
   return (
-    <>
+    <div class="row-actions">
       <button type="button" class="outline" onClick={props.onEdit}>
         {t('edit')}
       </button>
-      {person.email && !person.enrolled ? (
-        <button type="button" class="outline" onClick={() => void sendLink()}>
-          {t('sendLink')}
-        </button>
-      ) : null}
-      {person.identityId ? (
-        <button type="button" class="outline" onClick={() => void showQr()}>
-          {t('qrCode')}
-        </button>
-      ) : null}
-      <button type="button" class="outline secondary" onClick={() => setConfirm('anonymise')}>
-        {t('anonymise')}
-      </button>
-      <button type="button" class="outline contrast" onClick={() => setConfirm('delete')}>
-        {t('delete')}
-      </button>
-      {notice ? <p class="notice">{notice}</p> : null}
+      <details class="row-menu">
+        <summary
+          role="button"
+          class="outline secondary"
+          aria-label={t('moreActionsFor', { name: person.name })}
+        >
+          {t('moreActions')}
+        </summary>
+        <ul>
+          {person.email && !person.enrolled ? (
+            <li>
+              <button type="button" class="outline" onClick={() => void sendLink()}>
+                {t('sendLink')}
+              </button>
+            </li>
+          ) : null}
+          {person.identityId ? (
+            <li>
+              <button type="button" class="outline" onClick={() => void showQr()}>
+                {t('qrCode')}
+              </button>
+            </li>
+          ) : null}
+          <li>
+            <button type="button" class="outline secondary" onClick={() => setConfirm('anonymise')}>
+              {t('anonymise')}
+            </button>
+          </li>
+          <li>
+            <button type="button" class="outline contrast" onClick={() => setConfirm('delete')}>
+              {t('delete')}
+            </button>
+          </li>
+        </ul>
+      </details>
+      <Notice message={notice} />
       <ErrorNote error={action.error} />
       {qr ? (
-        <div>
-          <img class="qr" src={qr.qrCode} alt={`${t('qrCode')}: ${person.name}`} />
-          <p class="muted">
-            {t('qrHelp')} {when(qr.expiresAt)}
-          </p>
-          <button type="button" class="secondary" onClick={() => setQr(null)}>
-            {t('close')}
-          </button>
-        </div>
+        <Modal labelledBy={qrTitle} onClose={() => setQr(null)}>
+          <article>
+            <h2 id={qrTitle}>
+              {t('qrCode')}: {person.name}
+            </h2>
+            <img class="qr" src={qr.qrCode} alt={`${t('qrCode')}: ${person.name}`} />
+            <p class="muted">
+              {t('qrHelp')} {when(qr.expiresAt)}
+            </p>
+            <footer>
+              <button type="button" class="secondary" onClick={() => setQr(null)}>
+                {t('close')}
+              </button>
+            </footer>
+          </article>
+        </Modal>
       ) : null}
       {confirm ? (
         <ConfirmDialog
@@ -275,26 +315,47 @@ function PersonActions(props: {
           text={confirm === 'anonymise' ? t('anonymiseConfirm') : t('deleteConfirm')}
           onConfirm={() => void erase(confirm)}
           onCancel={() => setConfirm(null)}
+          fallbackFocus="#person-search"
         />
       ) : null}
-    </>
+    </div>
   );
 }
 
+const PAGE = 50;
+/** How long typing must pause before the list is asked again. */
+const TYPING_MS = 250;
+
 export function Persons({ session }: { session: Session }) {
+  const [typed, setTyped] = useState('');
   const [q, setQ] = useState('');
+  const [enrolled, setEnrolled] = useState<'' | 'true' | 'false'>('');
+  const [tick, setTick] = useState(0);
+  const [saved, setSaved] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
   const [importing, setImporting] = useState(false);
-  const list = useLoad(
-    async () =>
-      ok(await session.api.GET('/v1/persons', { params: { query: { limit: 100, ...(q ? { q } : {}) } } }))
-        .items,
-    [q],
+  useEffect(() => {
+    const timer = setTimeout(() => setQ(typed.trim()), TYPING_MS);
+    return () => clearTimeout(timer);
+  }, [typed]);
+  // Newest first (the API's order), so a person just saved is on top of the first page.
+  const pages = usePages<Person>(
+    async (cursor) =>
+      ok(
+        await session.api.GET('/v1/persons', {
+          params: {
+            query: {
+              limit: PAGE,
+              ...(q ? { q } : {}),
+              ...(enrolled ? { enrolled } : {}),
+              ...(cursor ? { cursor } : {}),
+            },
+          },
+        }),
+      ),
+    [q, enrolled, tick],
   );
-  const search = (e: Event) => {
-    e.preventDefault();
-    setQ(formFields(e, ['q']).q);
-  };
+  const reload = () => setTick((n) => n + 1);
   return (
     <>
       <PageHeader title={t('navPersons')}>
@@ -310,39 +371,72 @@ export function Persons({ session }: { session: Session }) {
           key={editing.mode === 'edit' ? editing.person.id : 'new'}
           session={session}
           editing={editing}
-          onDone={() => {
+          onDone={(name) => {
+            // A new person is shown on top: the search and filter that could hide them are cleared.
+            if (editing.mode === 'new' && name) {
+              setTyped('');
+              setQ('');
+              setEnrolled('');
+            }
+            setSaved(name ?? null);
             setEditing(null);
-            list.reload();
+            reload();
           }}
         />
       ) : null}
-      {importing ? <ImportPersons session={session} onDone={list.reload} /> : null}
-      <form class="row" role="search" onSubmit={search}>
+      {importing ? <ImportPersons session={session} onDone={reload} /> : null}
+      <form class="row persons-filters" aria-label={t('search')} onSubmit={(e) => e.preventDefault()}>
         <Field label={t('search')}>
-          <input type="search" name="q" id="person-search" />
+          <input
+            type="search"
+            name="q"
+            id="person-search"
+            placeholder={t('searchPersonsHelp')}
+            autocomplete="off"
+            value={typed}
+            onInput={(e) => setTyped(e.currentTarget.value)}
+          />
         </Field>
-        <button type="submit">{t('search')}</button>
+        <Field label={t('enrolled')}>
+          <select
+            id="person-enrolled"
+            value={enrolled}
+            onChange={(e) => setEnrolled(e.currentTarget.value as '' | 'true' | 'false')}
+          >
+            <option value="">{t('all')}</option>
+            <option value="true">{t('yes')}</option>
+            <option value="false">{t('no')}</option>
+          </select>
+        </Field>
       </form>
-      <ErrorNote error={list.error} />
-      <Table id="persons" head={[t('name'), t('document'), t('email'), t('enrolled'), t('actions')]}>
-        {(list.data ?? []).map((p) => (
-          <tr key={p.id}>
-            <td>{p.name}</td>
-            <td>{p.document}</td>
-            <td>{p.email ?? '—'}</td>
-            <td>{p.enrolled ? <Badge tone="ok">{t('yes')}</Badge> : <Badge>{t('no')}</Badge>}</td>
-            <td>
+      <Notice message={saved ? t('personSaved', { name: saved }) : null} />
+      <p id="persons-total" class="muted" aria-live="polite">
+        {pages.total === null
+          ? '\u00a0'
+          : t('personsShown', { shown: pages.items.length, total: pages.total })}
+      </p>
+      <ErrorNote error={pages.error} />
+      <Table id="persons" stacked head={[t('name'), t('document'), t('email'), t('enrolled'), t('actions')]}>
+        {pages.items.map((p) => (
+          <tr key={p.id} data-person={p.id}>
+            <td data-label={t('name')}>{p.name}</td>
+            <td data-label={t('document')}>{p.document}</td>
+            <td data-label={t('email')}>{p.email ?? '—'}</td>
+            <td data-label={t('enrolled')}>
+              {p.enrolled ? <Badge tone="ok">{t('yes')}</Badge> : <Badge>{t('no')}</Badge>}
+            </td>
+            <td class="row-actions-cell" data-label={t('actions')}>
               <PersonActions
                 session={session}
                 person={p}
                 onEdit={() => setEditing({ mode: 'edit', person: p })}
-                onChanged={list.reload}
+                onChanged={reload}
               />
             </td>
           </tr>
         ))}
       </Table>
-      {list.data?.length === 0 ? <p class="muted">{t('none')}</p> : null}
+      <PagesFooter pages={pages} />
     </>
   );
 }

@@ -71,7 +71,10 @@ export function personRoutes(deps: AppDeps) {
       path: '/v1/persons',
       operationId: 'listPersons',
       summary: 'List persons',
-      description: `${WHO}Cursor-paginated, oldest first (createdAt, then id). Filters combine with AND.`,
+      description:
+        `${WHO}Cursor-paginated, newest first by default (\`sort=-createdAt\`; \`sort=createdAt\` for oldest ` +
+        'first), ties by id, with `total` (the persons matching the filters) on every page; follow `nextCursor` ' +
+        'for a list of any length. Filters combine with AND; `q` ignores case and accents.',
       tag: TAG,
       auth: AUTH,
       scope: 'persons:read',

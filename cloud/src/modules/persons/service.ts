@@ -5,6 +5,7 @@ import {
   Id,
   IMPORT_MAX_ROWS,
   ImportPersonRow,
+  PersonSort,
   Timestamp,
   z,
   type CreatePersonRequest,
@@ -17,7 +18,7 @@ import {
   type UpsertPersonRequest,
   type UpsertPersonResult,
 } from '@portico/contract';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { decodeCursor, encodeCursor } from '../../http/cursor.js';
@@ -50,7 +51,14 @@ type Deps = Pick<
 const externalIdTaken = () =>
   new AppError(409, 'conflict', 'Another person of this tenant already has this externalId');
 
-const PersonCursor = z.tuple([Timestamp, Id]);
+/** `[createdAt, id, sort]` of a page's last person; `[createdAt, id]` from before `sort` existed. */
+const PersonCursor = z.union([
+  z.tuple([Timestamp, Id, PersonSort]),
+  z.tuple([Timestamp, Id]).transform(([at, id]) => [at, id, 'createdAt'] as const),
+]);
+
+/** What a document number is written with besides its digits and letters (`123.456.789-00`). */
+const DOCUMENT_PUNCTUATION = /[-./\s]/g;
 
 export function createPersonService(deps: Deps) {
   const { prisma } = deps.db;
@@ -144,35 +152,66 @@ export function createPersonService(deps: Deps) {
   }
 
   return {
+    /**
+     * A page of the tenant's persons in `sort` order (newest first by default), with the total matching
+     * the filters. `q` is folded (case and accents) as the stored search text is and, for documents, also
+     * tried without punctuation.
+     */
     async list(ctx: PersonContext, query: PersonListQuery) {
-      const and: Prisma.PersonWhereInput[] = [{ tenantId: ctx.tenantId }];
+      const where = [Prisma.sql`tenant_id = ${ctx.tenantId}`];
       if (query.q) {
-        const contains = { contains: likeLiteral(query.q), mode: 'insensitive' as const };
-        and.push({
-          OR: [{ name: contains }, { document: contains }, { externalId: contains }, { email: contains }],
-        });
+        // search_text is folded by the database (fold_text, trigger persons_search_text); so is `q` here.
+        const digits = query.q.replace(DOCUMENT_PUNCTUATION, '');
+        where.push(Prisma.sql`(search_text LIKE '%' || fold_text(${likeLiteral(query.q)}) || '%'
+          ${
+            /\d/.test(digits) && digits !== query.q
+              ? Prisma.sql`OR search_text LIKE '%' || fold_text(${likeLiteral(digits)}) || '%'`
+              : Prisma.empty
+          })`);
       }
-      if (query.externalId) and.push({ externalId: query.externalId });
-      if (query.enrolled !== undefined) and.push({ enrolledAt: query.enrolled ? { not: null } : null });
-      if (query.createdFrom) and.push({ createdAt: { gte: new Date(query.createdFrom) } });
-      if (query.createdTo) and.push({ createdAt: { lt: new Date(query.createdTo) } });
-      if (query.cursor) {
-        const [at, id] = decodeCursor(query.cursor, PersonCursor);
+      if (query.externalId) where.push(Prisma.sql`external_id = ${query.externalId}`);
+      if (query.enrolled !== undefined)
+        where.push(query.enrolled ? Prisma.sql`enrolled_at IS NOT NULL` : Prisma.sql`enrolled_at IS NULL`);
+      if (query.createdFrom)
+        where.push(Prisma.sql`created_at >= ${new Date(query.createdFrom)}::timestamptz`);
+      if (query.createdTo) where.push(Prisma.sql`created_at < ${new Date(query.createdTo)}::timestamptz`);
+      const filtered = Prisma.join(where, ' AND ');
+      // A cursor carries the sort it was issued with; one from before `sort` existed is oldest first.
+      const [at, afterId, sort] = query.cursor
+        ? decodeCursor(query.cursor, PersonCursor)
+        : [null, null, query.sort];
+      const newest = sort === '-createdAt';
+      const page = [...where];
+      if (at !== null && afterId !== null) {
         const createdAt = new Date(at);
-        and.push({ OR: [{ createdAt: { gt: createdAt } }, { createdAt, id: { gt: id } }] });
+        page.push(
+          newest
+            ? Prisma.sql`(created_at, id) < (${createdAt}::timestamptz, ${afterId})`
+            : Prisma.sql`(created_at, id) > (${createdAt}::timestamptz, ${afterId})`,
+        );
       }
+      const order = newest ? Prisma.sql`created_at DESC, id DESC` : Prisma.sql`created_at, id`;
+      const [ids, [count]] = await Promise.all([
+        prisma.$queryRaw<{ id: string }[]>`
+          SELECT id FROM persons WHERE ${Prisma.join(page, ' AND ')}
+           ORDER BY ${order} LIMIT ${query.limit + 1}`,
+        prisma.$queryRaw<{ total: bigint }[]>`SELECT COUNT(*) AS total FROM persons WHERE ${filtered}`,
+      ]);
       const rows = await prisma.person.findMany({
-        where: { AND: and },
-        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        take: query.limit + 1,
+        where: { tenantId: ctx.tenantId, id: { in: ids.map((r) => r.id) } },
         include: withIdentity,
       });
-      const page = rows.slice(0, query.limit);
-      const last = page[page.length - 1];
+      const byId = new Map(rows.map((p) => [p.id, p]));
+      const found = ids.flatMap((r) => byId.get(r.id) ?? []);
+      const items = found.slice(0, query.limit);
+      const last = items[items.length - 1];
       return {
-        items: page.map(toPersonWire),
+        items: items.map(toPersonWire),
         nextCursor:
-          rows.length > query.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
+          found.length > query.limit && last
+            ? encodeCursor([last.createdAt.toISOString(), last.id, sort])
+            : null,
+        total: Number(count?.total ?? 0),
       };
     },
 

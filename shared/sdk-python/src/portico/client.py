@@ -329,7 +329,8 @@ class Persons:
         self._client.request("DELETE", f"/v1/persons/{_segment(person_id)}")
 
     def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Page[Person]:
-        """One page; filters as documented (``q``, ``externalId``, ``enrolled``, ``createdFrom``, ``createdTo``)."""
+        """One page, newest first, with ``total`` (the persons matching); filters as documented (``q``,
+        ``externalId``, ``enrolled``, ``createdFrom``, ``createdTo``; ``sort="createdAt"`` for oldest first)."""
         return cast(Page[Person], self._client.request("GET", "/v1/persons", query={"limit": limit, "cursor": cursor, **filters}))
 
     def iterate(self, **filters: Any) -> Iterator[Person]:

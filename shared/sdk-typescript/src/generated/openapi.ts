@@ -442,7 +442,7 @@ export interface paths {
     };
     /**
      * List persons
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Reading needs the scope `persons:read`, every change `persons:write` (owner and admin; the operator role only reads). Cursor-paginated, oldest first (createdAt, then id). Filters combine with AND.
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Reading needs the scope `persons:read`, every change `persons:write` (owner and admin; the operator role only reads). Cursor-paginated, newest first by default (`sort=-createdAt`; `sort=createdAt` for oldest first), ties by id, with `total` (the persons matching the filters) on every page; follow `nextCursor` for a list of any length. Filters combine with AND; `q` ignores case and accents.
      */
     get: operations['listPersons'];
     put?: never;
@@ -2559,11 +2559,13 @@ export interface components {
         devices: number;
       };
     };
-    /** @description Oldest first (createdAt, then id); the cursor is opaque. */
+    /** @description In the order of `sort` (newest first by default, then id); the cursor is opaque. */
     PersonList: {
       items: components['schemas']['Person'][];
       /** @description Pass as `cursor` to get the next page; null on the last page. */
       nextCursor: string | null;
+      /** @description Persons matching the filters (q, externalId, enrolled, created…), on every page. */
+      total: number;
     };
     /** @description A person of the tenant. The facial embedding is never returned. */
     Person: {
@@ -6699,7 +6701,7 @@ export interface operations {
         limit?: number;
         /** @description Opaque `nextCursor` of the previous page. */
         cursor?: string;
-        /** @description Case-insensitive substring of name, document, externalId or email. */
+        /** @description A piece of the name, e-mail, document or externalId, case and accents ignored (`joao` finds João); in a document dots, dashes, slashes and spaces are ignored too (`12345678900` finds 123.456.789-00). */
         q?: string;
         /** @description Exact externalId. */
         externalId?: string;
@@ -6709,6 +6711,8 @@ export interface operations {
         createdFrom?: string;
         /** @description Created before this instant. */
         createdTo?: string;
+        /** @description `-createdAt` (default): newest first; `createdAt`: oldest first (the order before 2026-11-26). Ties by id. A `cursor` keeps the sort of the page it came from. */
+        sort?: '-createdAt' | 'createdAt';
       };
       header?: never;
       path?: never;
