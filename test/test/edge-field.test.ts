@@ -118,7 +118,7 @@ describe('the agent in the field (real cloud on PGlite, agent as a child process
     );
     const row = await cloud.app.deps.db.prisma.checkIn.findUnique({ where: { id: admitted.body.checkInId } });
     expect(row).toMatchObject({ outcome: 'success', source: 'sync', guestId: guest.id });
-  });
+  }, 120_000);
 
   it('with a wrong AGENT_DATA_KEY stops with a message naming the variable and the folder, and changes nothing', async () => {
     await agent?.kill('SIGTERM');
@@ -281,5 +281,5 @@ describe('the agent in the field (real cloud on PGlite, agent as a child process
       10_000,
       'revoked',
     );
-  });
+  }, 120_000);
 });
