@@ -81,6 +81,12 @@ export function createReplica(
   /** A guest as its document says; its template, when it has one of the policy's model, comes apart. */
   function hold(replica: EventReplica, doc: StoredGuest, embedding?: Float32Array) {
     drop(replica, doc.guestId);
+    list(replica, doc);
+    if (embedding && usable(replica, doc)) replica.index.add(doc.guestId, embedding);
+  }
+
+  /** A guest on the replica's list as its document says (its template, if any, is the index's). */
+  function list(replica: EventReplica, doc: StoredGuest) {
     replica.guests.set(doc.guestId, {
       guestId: doc.guestId,
       name: doc.name,
@@ -91,7 +97,6 @@ export function createReplica(
       stored: doc,
     });
     replica.byQr.set(doc.qrHash, doc.guestId);
-    if (embedding && usable(replica, doc)) replica.index.add(doc.guestId, embedding);
   }
 
   const usable = (replica: EventReplica, doc: Pick<StoredGuest, 'modelId'>) =>
@@ -163,18 +168,7 @@ export function createReplica(
         clear: () => replica.index.clear(),
         guest: (guestId, guest) => void (guest ? stored.set(guestId, guest) : stored.delete(guestId)),
       });
-      for (const doc of stored.values()) {
-        replica.guests.set(doc.guestId, {
-          guestId: doc.guestId,
-          name: doc.name,
-          personId: doc.personId,
-          checkedIn: doc.status === 'checked_in',
-          qrHash: doc.qrHash,
-          hasTemplate: usable(replica, doc),
-          stored: doc,
-        });
-        replica.byQr.set(doc.qrHash, doc.guestId);
-      }
+      for (const doc of stored.values()) list(replica, doc);
       for (const guestId of put) {
         if (!replica.guests.get(guestId)?.hasTemplate) replica.index.remove(guestId);
       }
