@@ -1,6 +1,6 @@
 // `Idempotency-Key` on POST routes: the first answer to a key is stored for 24 h (per caller) and a
 // retry with the same key and body gets it back instead of doing the work again, so a client may resend
-// a POST after a dropped connection or a time-out. The same key with another body is refused (422
+// a POST after a dropped connection or a time-out. The same key with another body is refused (409
 // `idempotency_key_reused`); a retry while the first request still runs gets 409 `idempotency_key_in_use`.
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
@@ -83,7 +83,7 @@ export function idempotency(deps: { db: Database; clock: Clock }): RequestHandle
       }
       if (existing.requestHash !== hash) {
         throw new AppError(
-          422,
+          409,
           'idempotency_key_reused',
           'This Idempotency-Key was used with another request (method, path or body): use a new key for a new request',
         );

@@ -335,7 +335,7 @@ function toOpenApi(def: RouteDef): RouteConfig {
       409,
       '`idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`)',
     );
-    addError(422, '`idempotency_key_reused`: this `Idempotency-Key` was used with another path or body');
+    addError(409, '`idempotency_key_reused`: this `Idempotency-Key` was used with another path or body');
   }
   for (const e of def.errors ?? []) addError(e.status, `\`${e.code}\`: ${e.description}`);
   addError(500, '`internal_error`: details are logged, never returned');

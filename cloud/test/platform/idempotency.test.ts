@@ -37,10 +37,10 @@ describe('Idempotency-Key', () => {
     expect(await personsNamed('IDEM-1')).toBe(1);
   });
 
-  it('refuses the same key with another body with 422 idempotency_key_reused', async () => {
+  it('refuses the same key with another body with 409 idempotency_key_reused', async () => {
     await createPerson('k-conflict', { name: 'A', document: 'IDEM-2' });
     const other = await createPerson('k-conflict', { name: 'B', document: 'IDEM-3' });
-    expect(other.status).toBe(422);
+    expect(other.status).toBe(409);
     expect(other.body.code).toBe('idempotency_key_reused');
     expect(await personsNamed('IDEM-3')).toBe(0);
   });
@@ -130,7 +130,7 @@ describe('Idempotency-Key', () => {
         (p: { in: string; name: string }) => p.in === 'header' && p.name === 'Idempotency-Key',
       ),
     ).toBe(true);
-    expect(JSON.stringify(post.responses['422'])).toContain('idempotency_key_reused');
+    expect(JSON.stringify(post.responses['409'])).toContain('idempotency_key_reused');
     expect(JSON.stringify(post.responses['409'])).toContain('idempotency_key_in_use');
   });
 });

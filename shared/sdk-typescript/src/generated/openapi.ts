@@ -4961,7 +4961,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -4981,15 +4981,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5065,17 +5056,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5140,17 +5122,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5329,17 +5302,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: MFA is already enabled */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: MFA is already enabled */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5410,7 +5374,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: no pending setup, or MFA already on */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: no pending setup, or MFA already on */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5430,15 +5394,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5518,7 +5473,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: session re-check for a user without MFA */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: session re-check for a user without MFA */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5538,15 +5493,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5783,7 +5729,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5803,15 +5749,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6025,7 +5962,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -6045,15 +5982,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6132,17 +6060,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the key is already rotated or revoked */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: the key is already rotated or revoked */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6665,17 +6584,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6819,7 +6729,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: another person of the tenant has this externalId */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: another person of the tenant has this externalId */
       409: {
         headers: {
           [name: string]: unknown;
@@ -6839,15 +6749,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -6927,7 +6828,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -6947,15 +6848,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7026,7 +6918,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7046,15 +6938,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7427,17 +7310,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the person was anonymised */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: the person was anonymised */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7517,7 +7391,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: externalId already used in the tenant */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: externalId already used in the tenant */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7537,15 +7411,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7708,7 +7573,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: the invitation was already used to register */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: the invitation was already used to register */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7728,15 +7593,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7825,7 +7681,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7845,15 +7701,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -7942,7 +7789,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: the person was anonymised; or, to an `enrollment_token` caller, the face matches another person of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s admins find it in the audit log as `person.possible_duplicate`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `duplicate_face`: the face matches another person of the tenant (calibrated score >= matchThreshold) and allowDuplicateFaces is off (API-key and admin callers; an enrollment link gets 409 `conflict` instead); `conflict`: the person was anonymised; or, to an `enrollment_token` caller, the face matches another person of the tenant (never `duplicate_face`, which would tell that face is enrolled there; the tenant’s admins find it in the audit log as `person.possible_duplicate`) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -7962,15 +7809,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8146,7 +7984,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8173,7 +8011,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first); `liveness_failed`: a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all the same person: nothing recorded, the nonce spent */
+      /** @description `face_retake`: the photo is below the tenant’s `probeQualityMin`: nothing recorded; `reasons` says what to fix (`move_closer`, `hold_still`, `more_light`, `face_the_camera`, worst first); `liveness_failed`: a caller without credentials whose `frames` do not show the nonce’s active challenge, or not all the same person: nothing recorded, the nonce spent */
       422: {
         headers: {
           [name: string]: unknown;
@@ -8275,7 +8113,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `step_up_used`: the attempt was already completed or refused */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `step_up_used`: the attempt was already completed or refused */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8304,15 +8142,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8648,7 +8477,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8668,15 +8497,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8758,7 +8578,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `checkin_not_admitted`: the check-in was not an admission (denied or liveness failed): nothing to undo; `already_voided`: the check-in is already voided */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `checkin_not_admitted`: the check-in was not an admission (denied or liveness failed): nothing to undo; `already_voided`: the check-in is already voided */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8778,15 +8598,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -8924,7 +8735,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -8944,15 +8755,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9449,17 +9251,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -9731,7 +9524,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `duplicate_guest`: another guest of the event has this e-mail, document or person (`guestId` names it); `event_full`: confirming would exceed the event capacity */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `duplicate_guest`: another guest of the event has this e-mail, document or person (`guestId` names it); `event_full`: confirming would exceed the event capacity */
       409: {
         headers: {
           [name: string]: unknown;
@@ -9751,15 +9544,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10232,7 +10016,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10252,15 +10036,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10351,7 +10126,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `event_not_published`: the event is a draft; nothing was mailed (`eventStatus` in the body) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10371,15 +10146,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10877,7 +10643,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -10897,15 +10663,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -10985,7 +10742,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -11005,15 +10762,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -11066,7 +10814,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -11086,15 +10834,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -11419,7 +11158,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -11439,15 +11178,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -11630,7 +11360,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -11650,15 +11380,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12626,17 +12347,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: a request is already pending or confirmed */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: a request is already pending or confirmed */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12772,7 +12484,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -12792,15 +12504,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -12880,7 +12583,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `conflict`: an export is already being built */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: an export is already being built */
       409: {
         headers: {
           [name: string]: unknown;
@@ -12900,15 +12603,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -13516,17 +13210,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `webhook_url_not_set`: the tenant has no webhookUrl */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `webhook_url_not_set`: the tenant has no webhookUrl */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -13593,17 +13278,8 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `webhook_url_not_set`: the tenant has no webhookUrl */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `webhook_url_not_set`: the tenant has no webhookUrl */
       409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -13730,7 +13406,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`) */
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
       409: {
         headers: {
           [name: string]: unknown;
@@ -13750,15 +13426,6 @@ export interface operations {
       };
       /** @description `unsupported_media_type`: the body is not application/json */
       415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
-      422: {
         headers: {
           [name: string]: unknown;
         };
