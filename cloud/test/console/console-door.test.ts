@@ -214,7 +214,10 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     expect(await p.locator('#selected-count').innerText()).toBe('9 selected');
     await shot(p, 'door-bulk-en');
     await p.click('#bulk-checkin');
-    await expect.poll(() => p.locator('#door-notice').innerText()).toBe('9 checked in, 0 not admitted.');
+    // Nine check-ins, four at a time: more than vitest's default second on PostgreSQL.
+    await expect
+      .poll(() => p.locator('#door-notice').innerText(), { timeout: 15_000 })
+      .toBe('9 checked in, 0 not admitted.');
     await expect.poll(() => p.locator('#door-guests li.in').count()).toBe(9);
     expect(
       await app.deps.db.prisma.guest.count({
@@ -228,7 +231,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await p.click('#bulk-invite');
     // Guest 011 has an e-mail and is mailed; Guest 012… is not selected; Guest 013 has an e-mail too.
     await expect
-      .poll(() => p.locator('#door-notice').innerText())
+      .poll(() => p.locator('#door-notice').innerText(), { timeout: 15_000 })
       .toMatch(/^Mailed 2, skipped 0, failed 0\.$/);
     expect((await guestByName('Guest 011')).status).toBe('invited');
 
@@ -238,7 +241,9 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await p.locator('#confirm-title').waitFor();
     expect(await p.locator('#confirm-title').innerText()).toBe('Remove 2 guests?');
     await p.locator('dialog').getByRole('button', { name: 'Remove', exact: true }).click();
-    await expect.poll(() => p.locator('#door-notice').innerText()).toBe('2 removed, 0 not removed.');
+    await expect
+      .poll(() => p.locator('#door-notice').innerText(), { timeout: 15_000 })
+      .toBe('2 removed, 0 not removed.');
     await expect.poll(() => p.locator('#door-guests li').count()).toBe(8);
     expect(await app.deps.db.prisma.guest.count({ where: { eventId, deletedAt: { not: null } } })).toBe(2);
     await p.close();
