@@ -7,7 +7,7 @@ import type { AgentChallenge } from '@portico/contract';
 import { agent } from './agent-client.js';
 import { screenAfter, type IdentifyReply } from './answers.js';
 import { brightness, frame, locateFace, openCamera, sleep, video } from './camera.js';
-import { eventPath, go, h, kiosk, root, show, wait, type Arrival, type Handler } from './core.js';
+import { eventPath, failure, go, h, kiosk, root, show, wait, type Arrival, type Handler } from './core.js';
 import { framingFix, type Fix } from './guide.js';
 import { afterPaint, metrics } from './metrics.js';
 
@@ -135,7 +135,7 @@ export const camera: Handler<'camera'> = async ({ arrival, retake }, signal) => 
     hint.dataset.retake = advice;
     main.dataset.retake = advice;
   }
-  if (!(await openCamera())) return go(cameraBlocked());
+  if (!(await openCamera())) return go(failure(kiosk.t.cameraBlocked));
   if (advice) {
     await sleep(RETAKE_HOLD_MS, signal);
     delete hint.dataset.retake;
@@ -183,7 +183,7 @@ export const challenge: Handler<'challenge'> = async ({ arrival, nonce, action }
     h('p', { class: 'step' }, t.challengeWhy),
     h('p', { class: 'instruction', id: 'instruction' }, action === 'blink' ? t.blink : t.turnHead),
   );
-  if (!(await openCamera())) return go(cameraBlocked());
+  if (!(await openCamera())) return go(failure(kiosk.t.cameraBlocked));
   const stream = streamer(nonce);
   const started = performance.now();
   for (let i = 0; i < ACTION_FRAMES; i++) {
@@ -270,12 +270,3 @@ export const result: Handler<'result'> = async ({ look, title, sub, retry, arriv
   if (next === 'blind') await sleep(showFor, signal);
   if (!signal.aborted) go({ kind: 'attract', armed });
 };
-
-export const cameraBlocked = () =>
-  ({
-    kind: 'result',
-    look: 'error',
-    title: kiosk.t.cameraBlocked,
-    sub: kiosk.t.unavailableSub,
-    retry: false,
-  }) as const;

@@ -4,8 +4,7 @@
 import { agent } from './agent-client.js';
 import { screenAfter, type IdentifyReply } from './answers.js';
 import { openCamera, scanQr, sleep, stopCamera, video } from './camera.js';
-import { eventPath, go, h, kiosk, show, wait, type Handler } from './core.js';
-import { cameraBlocked } from './face.js';
+import { eventPath, failure, go, h, kiosk, show, wait, type Handler } from './core.js';
 
 const QR_WAIT_MS = 30_000;
 
@@ -15,7 +14,7 @@ export const qr: Handler<'qr'> = async (_screen, signal) => {
     h('div', { class: 'stage' }, video, h('div', { class: 'square' })),
     h('p', { class: 'hint' }, kiosk.t.showQr),
   );
-  if (!(await openCamera())) return go(cameraBlocked());
+  if (!(await openCamera())) return go(failure(kiosk.t.cameraBlocked));
   const code = await scanQr(signal, QR_WAIT_MS);
   if (signal.aborted) return;
   if (code === null) return go({ kind: 'attract', armed: false });
@@ -61,7 +60,7 @@ export const stepUp: Handler<'step-up'> = async ({ stepUp: s }, signal) => {
     stopCamera();
     return expired;
   }
-  if (!(await openCamera())) return go(cameraBlocked());
+  if (!(await openCamera())) return go(failure(kiosk.t.cameraBlocked));
   const code = await scanQr(signal, leftMs);
   if (code === null || signal.aborted) return;
   const waiting = wait();
