@@ -5,8 +5,8 @@ import { initialLang, lang, setLang, t, type Lang, type TextKey } from './i18n.j
 import { inEnvironment, onSessionExpired, resume, type Session } from './session.js';
 import { SignIn } from './pages/sign-in.js';
 import { Today } from './pages/today.js';
-import { Door } from './pages/door.js';
 import { Checkins } from './pages/checkins.js';
+import { Door } from './pages/door.js';
 import { Persons } from './pages/persons.js';
 import { Events } from './pages/events.js';
 import { Devices } from './pages/devices.js';

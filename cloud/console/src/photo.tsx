@@ -6,7 +6,8 @@ import { ok, PorticoError } from '@portico/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { t, type TextKey } from './i18n.js';
 import type { Session } from './session.js';
-import { Badge, ErrorNote, useAction } from './ui.js';
+import { useAction } from './hooks.js';
+import { Badge, ErrorNote } from './components/feedback.js';
 
 /** The webcam's steps, in the order the photos are sent; small turns (10-15 degrees) keep the face usable. */
 const STEPS: ReadonlyArray<{ say: TextKey; angle: TextKey }> = [

@@ -2,7 +2,8 @@
 // ready-made ones, and the confirming button. The door and Check-ins open it.
 import { useState } from 'preact/hooks';
 import { t } from '../i18n.js';
-import { Field, Modal } from '../ui.js';
+import { Field } from './form.js';
+import { Modal } from './dialogs.js';
 
 export function UndoDialog(props: {
   name: string;

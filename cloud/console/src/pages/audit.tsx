@@ -3,7 +3,12 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import { ErrorNote, Field, formFields, isoOf, PageHeader, PagesFooter, Table, usePages } from '../ui.js';
+import { usePages } from '../hooks.js';
+import { isoOf } from '../format.js';
+import { ErrorNote } from '../components/feedback.js';
+import { PagesFooter, Table } from '../components/table.js';
+import { Field, formFields } from '../components/form.js';
+import { PageHeader } from '../components/page-header.js';
 
 type AdminAuditEntry = Schemas['AdminAuditEntry'];
 const FILTERS = ['action', 'actorId', 'from', 'to'] as const;

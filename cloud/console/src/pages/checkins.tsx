@@ -5,24 +5,15 @@ import { ok } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term } from '../i18n.js';
 import type { Session } from '../session.js';
-import {
-  ErrorNote,
-  Field,
-  formFields,
-  isoOf,
-  PageHeader,
-  PagesFooter,
-  saveFile,
-  Table,
-  useAction,
-  useLoad,
-  usePages,
-  valuesOf,
-} from '../ui.js';
 import { UndoDialog } from '../components/undo-dialog.js';
-import { checkinHead, CheckinRow, whoOf } from './today.js';
+import { useAction, useEvents, usePages } from '../hooks.js';
+import { isoOf, METHODS, saveFile, valuesOf } from '../format.js';
+import { ErrorNote } from '../components/feedback.js';
+import { PagesFooter, Table } from '../components/table.js';
+import { Field, formFields } from '../components/form.js';
+import { PageHeader } from '../components/page-header.js';
+import { checkinHead, CheckinRow, whoOf } from '../components/checkin-row.js';
 
-export const METHODS = valuesOf<AdminCheckin['method']>({ facial: true, qr: true, link: true, manual: true });
 const OUTCOMES = valuesOf<AdminCheckin['outcome']>({
   success: true,
   denied: true,
@@ -38,14 +29,6 @@ const FLAGS = valuesOf<AdminCheckinFlag>({
   method_not_allowed: true,
   already_checked_in: true,
 });
-
-/** The tenant's events for a filter or a picker (the first 200). */
-export function useEvents(session: Session) {
-  return useLoad(
-    async () => ok(await session.api.GET('/v1/events', { params: { query: { limit: 200 } } })).items,
-    [],
-  );
-}
 
 const FILTERS = ['eventId', 'method', 'outcome', 'flag', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;

@@ -5,18 +5,12 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import {
-  Badge,
-  ConfirmDialog,
-  ErrorNote,
-  Field,
-  Modal,
-  Notice,
-  PageHeader,
-  Table,
-  useAction,
-  useLoad,
-} from '../ui.js';
+import { useAction, useLoad } from '../hooks.js';
+import { Badge, ErrorNote, Notice } from '../components/feedback.js';
+import { Table } from '../components/table.js';
+import { Field } from '../components/form.js';
+import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { PageHeader } from '../components/page-header.js';
 
 type Device = Schemas['Device'];
 type EventItem = Schemas['Event'];

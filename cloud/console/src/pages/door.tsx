@@ -11,17 +11,11 @@ import { lang, t, term } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import { shownError } from '../errors.js';
 import type { Session } from '../session.js';
-import {
-  Badge,
-  ConfirmDialog,
-  ErrorNote,
-  Field,
-  formFields,
-  Modal,
-  PageHeader,
-  useAction,
-  useLoad,
-} from '../ui.js';
+import { useAction, useLoad } from '../hooks.js';
+import { Badge, ErrorNote } from '../components/feedback.js';
+import { Field, formFields } from '../components/form.js';
+import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { PageHeader } from '../components/page-header.js';
 
 const PAGE = 50;
 /** Typing settles this long before the list is asked again. */

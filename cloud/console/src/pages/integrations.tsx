@@ -5,18 +5,13 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
 import type { Session } from '../session.js';
-import {
-  Badge,
-  ConfirmDialog,
-  ErrorNote,
-  Field,
-  Notice,
-  PageHeader,
-  Table,
-  useAction,
-  useLoad,
-  valuesOf,
-} from '../ui.js';
+import { useAction, useLoad } from '../hooks.js';
+import { valuesOf } from '../format.js';
+import { Badge, ErrorNote, Notice } from '../components/feedback.js';
+import { Table } from '../components/table.js';
+import { Field } from '../components/form.js';
+import { ConfirmDialog } from '../components/dialogs.js';
+import { PageHeader } from '../components/page-header.js';
 
 type Scope = Schemas['ApiScope'];
 const SCOPES = valuesOf<Scope>({

@@ -9,21 +9,13 @@ import { parseCsv } from '../csv.js';
 import { t, when } from '../i18n.js';
 import { enrollmentRefusal, PhotoPicker } from '../photo.js';
 import type { Session } from '../session.js';
-import {
-  Badge,
-  ConfirmDialog,
-  ErrorNote,
-  Field,
-  formFields,
-  Modal,
-  Notice,
-  PageHeader,
-  PagesFooter,
-  rowProblem,
-  Table,
-  useAction,
-  usePages,
-} from '../ui.js';
+import { useAction, usePages } from '../hooks.js';
+import { rowProblem } from '../format.js';
+import { Badge, ErrorNote, Notice } from '../components/feedback.js';
+import { PagesFooter, Table } from '../components/table.js';
+import { Field, formFields } from '../components/form.js';
+import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { PageHeader } from '../components/page-header.js';
 
 type Editing = { mode: 'new' } | { mode: 'edit'; person: Person } | null;
 

@@ -6,7 +6,10 @@ import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, type TextKey } from '../i18n.js';
 import type { Session } from '../session.js';
-import { Badge, CodeInput, ErrorNote, Field, Notice, PageHeader, useAction, useLoad } from '../ui.js';
+import { useAction, useLoad } from '../hooks.js';
+import { Badge, ErrorNote, Notice } from '../components/feedback.js';
+import { CodeInput, Field } from '../components/form.js';
+import { PageHeader } from '../components/page-header.js';
 
 type Factor = Schemas['StepUpFactor'];
 const FACTORS = [

@@ -3,7 +3,9 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { t } from '../i18n.js';
 import { signIn, verifyMfa, type Session } from '../session.js';
-import { CodeInput, ErrorNote, Field, useAction } from '../ui.js';
+import { useAction } from '../hooks.js';
+import { ErrorNote } from '../components/feedback.js';
+import { CodeInput, Field } from '../components/form.js';
 
 export function SignIn(props: { onSignedIn: (s: Session) => void; languageSwitch: ComponentChildren }) {
   const [ticket, setTicket] = useState<string | null>(null);
