@@ -94,3 +94,25 @@ export function useEvents(session: Session) {
     [],
   );
 }
+
+/**
+ * A list's filters kept in the page's address (`#/checkins?method=qr`), so a reload, the back button
+ * after leaving the page, or a link sent to a colleague shows the same list; empty ones are left out.
+ */
+export function useUrlFilters<K extends string>(
+  names: readonly K[],
+): [Record<K, string>, (f: Record<K, string>) => void] {
+  const read = () => {
+    const query = new URLSearchParams(location.hash.split('?')[1] ?? '');
+    return Object.fromEntries(names.map((k) => [k, query.get(k) ?? ''])) as Record<K, string>;
+  };
+  const [filters, setFilters] = useState(read);
+  const change = (f: Record<K, string>) => {
+    const query = new URLSearchParams();
+    for (const k of names) if (f[k]) query.set(k, f[k]);
+    const page = location.hash.split('?')[0] ?? '';
+    history.replaceState(null, '', query.size ? `${page}?${query}` : page || '#');
+    setFilters(f);
+  };
+  return [filters, change];
+}

@@ -34,7 +34,7 @@ const PAGES: PageDef[] = [
   { path: 'audit', label: 'navAudit', Page: AuditLog, managers: true },
 ];
 
-const pathOf = () => location.hash.replace(/^#\/?/, '').split('/')[0] || 'today';
+const pathOf = () => location.hash.replace(/^#\/?/, '').split(/[/?]/)[0] || 'today';
 
 function LanguageSwitch({ onChange }: { onChange: (l: Lang) => void }) {
   return (

@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { t, term } from '../i18n.js';
 import type { Session } from '../session.js';
 import { UndoDialog } from '../components/undo-dialog.js';
-import { useAction, useEvents, usePages } from '../hooks.js';
+import { useAction, useEvents, usePages, useUrlFilters } from '../hooks.js';
 import { isoOf, METHODS, saveFile, valuesOf } from '../format.js';
 import { ErrorNote } from '../components/feedback.js';
 import { PagesFooter, Table } from '../components/table.js';
@@ -35,14 +35,7 @@ type Filters = Record<(typeof FILTERS)[number], string>;
 
 export function Checkins({ session }: { session: Session }) {
   const events = useEvents(session);
-  const [filters, setFilters] = useState<Filters>({
-    eventId: '',
-    method: '',
-    outcome: '',
-    flag: '',
-    from: '',
-    to: '',
-  });
+  const [filters, setFilters] = useUrlFilters(FILTERS);
   // The form's values as the route's query: empty ones left out.
   const query = (f: Filters, cursor?: string) => ({
     ...(f.eventId ? { eventId: f.eventId } : {}),
@@ -91,8 +84,8 @@ export function Checkins({ session }: { session: Session }) {
       saveFile(csv, `checkins-${new Date().toISOString().slice(0, 10)}.csv`);
     });
 
-  const option = (v: string) => (
-    <option key={v} value={v}>
+  const option = (name: keyof Filters) => (v: string) => (
+    <option key={v} value={v} selected={filters[name] === v}>
       {term(v)}
     </option>
   );
@@ -114,7 +107,7 @@ export function Checkins({ session }: { session: Session }) {
           <select name="eventId">
             <option value="">{t('all')}</option>
             {(events.data ?? []).map((ev: EventT) => (
-              <option key={ev.id} value={ev.id}>
+              <option key={ev.id} value={ev.id} selected={filters.eventId === ev.id}>
                 {ev.name}
               </option>
             ))}
@@ -123,26 +116,26 @@ export function Checkins({ session }: { session: Session }) {
         <Field label={t('method')}>
           <select name="method">
             <option value="">{t('all')}</option>
-            {METHODS.map(option)}
+            {METHODS.map(option('method'))}
           </select>
         </Field>
         <Field label={t('outcome')}>
           <select name="outcome">
             <option value="">{t('all')}</option>
-            {OUTCOMES.map(option)}
+            {OUTCOMES.map(option('outcome'))}
           </select>
         </Field>
         <Field label={t('flag')}>
           <select name="flag">
             <option value="">{t('all')}</option>
-            {FLAGS.map(option)}
+            {FLAGS.map(option('flag'))}
           </select>
         </Field>
         <Field label={t('from')}>
-          <input type="datetime-local" name="from" />
+          <input type="datetime-local" name="from" defaultValue={filters.from} />
         </Field>
         <Field label={t('to')}>
-          <input type="datetime-local" name="to" />
+          <input type="datetime-local" name="to" defaultValue={filters.to} />
         </Field>
         <button type="submit">{t('filter')}</button>
       </form>

@@ -25,7 +25,7 @@ const BULK_PARALLEL = 4;
 const ADMITTED = new Set<string>(['success', 'geofence_alert']);
 const STATUSES = ['confirmed', 'checked_in', 'invited', 'pending', 'declined'] as const;
 
-const eventIdOfHash = () => location.hash.replace(/^#\/?/, '').split('/')[1] ?? '';
+const eventIdOfHash = () => location.hash.replace(/^#\/?/, '').split('?')[0]!.split('/')[1] ?? '';
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString(lang(), { timeStyle: 'short' });
 
 /** Runs `task` over `items`, `width` at a time. */
