@@ -125,11 +125,11 @@ const en = {
   enrollTooLarge:
     'The photos are too large (8 MB each at most, 12 MB together): use smaller ones or the webcam.',
   enrollDuplicate: 'This face is already enrolled for another person of this organisation.',
-  importCsv: 'Import CSV',
-  csvFile: 'CSV file',
+  importCsv: 'Import CSV or XLSX',
+  csvFile: 'Spreadsheet (CSV or XLSX)',
   missing: 'missing',
   importHelp:
-    'Header row: name, document, externalId, email, phone, birthDate (comma or semicolon separated).',
+    'Row 1 is the header: name and document (required), externalId, email, phone, birthDate. Up to 500 rows, 10 MB.',
   importReport: 'Import report',
   row: 'Row',
   created: 'Created',
@@ -512,11 +512,11 @@ const ptBR: Record<TextKey, string> = {
   enrollTooLarge:
     'As fotos são grandes demais (no máximo 8 MB cada, 12 MB juntas): use fotos menores ou a webcam.',
   enrollDuplicate: 'Este rosto já está cadastrado para outra pessoa desta organização.',
-  importCsv: 'Importar CSV',
-  csvFile: 'Arquivo CSV',
+  importCsv: 'Importar CSV ou XLSX',
+  csvFile: 'Planilha (CSV ou XLSX)',
   missing: 'ausente',
   importHelp:
-    'Cabeçalho: name, document, externalId, email, phone, birthDate (separados por vírgula ou ponto e vírgula).',
+    'A linha 1 é o cabeçalho: nome e documento (obrigatórios), matrícula, e-mail, telefone, data de nascimento. Até 500 linhas, 10 MB.',
   importReport: 'Relatório da importação',
   row: 'Linha',
   created: 'Criados',

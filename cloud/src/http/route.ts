@@ -1,10 +1,11 @@
 // A route is declared once: path, who may call it, its contract schemas and its handler. The same
 // declaration mounts the Express handler (with validation) and documents the route in OpenAPI.
 import type { Request, RequestHandler, Response, Router } from 'express';
-import type { OpenAPIRegistry, RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { OpenAPIRegistry, RouteConfig, ZodContentObject } from '@asteasolutions/zod-to-openapi';
 import { z, API_SCOPES, Problem, ROLE_SCOPES, type ApiScope, type ErrorCode } from '@portico/contract';
 import type { Actor, ActorKind, ActorOf } from './actor.js';
 import { AppError, invalidFields, type FieldError } from './errors.js';
+import { isMultipart } from './upload.js';
 
 type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
 type Schema = z.ZodType;
@@ -16,15 +17,24 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
+/** Named examples of a body (e.g. one per member of a union). */
+type Examples = Record<string, { summary: string; value: unknown }>;
+type RequestType = 'application/json' | 'multipart/form-data';
+
 export interface ResponseDoc {
   description: string;
   schema?: Schema;
   contentType?: string;
-  /** Named examples of the body (e.g. one per member of a union). */
-  examples?: Record<string, { summary: string; value: unknown }>;
+  examples?: Examples;
 }
 
-export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unknown, B = unknown> {
+export interface RouteDef<
+  K extends ActorKind = ActorKind,
+  P = unknown,
+  Q = unknown,
+  B = unknown,
+  U extends Schema | undefined = Schema | undefined,
+> {
   method: Method;
   /** OpenAPI style: `/v1/persons/{id}`. */
   path: string;
@@ -44,8 +54,13 @@ export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unkn
   params?: P;
   query?: Q;
   body?: B;
-  /** A file upload instead of a JSON body: documented as multipart/form-data; the handler reads `req`. */
-  upload?: Schema;
+  /**
+   * A file upload, documented as multipart/form-data; the handler reads `req`. Alone, it replaces the
+   * JSON body; beside `body`, the route takes either, and `body` is undefined when a file was sent.
+   */
+  upload?: U;
+  /** Named examples of the request body, by media type. */
+  requestExamples?: Partial<Record<RequestType, Examples>>;
   /** Success responses by status. Error responses are documented from `errors` and the route's shape. */
   responses: Record<number, ResponseDoc>;
   /** Error codes this route can answer with beyond the ones implied by auth and validation. */
@@ -53,7 +68,8 @@ export interface RouteDef<K extends ActorKind = ActorKind, P = unknown, Q = unkn
   handler(input: {
     params: Infer<P>;
     query: Infer<Q>;
-    body: Infer<B>;
+    /** Undefined when the route also takes an upload and a file was sent. */
+    body: U extends Schema ? Infer<B> | undefined : Infer<B>;
     actor: ActorOf<K>;
     req: Request;
     res: Response;
@@ -69,7 +85,8 @@ export function defineRoute<
   P extends Schema | undefined = undefined,
   Q extends Schema | undefined = undefined,
   B extends Schema | undefined = undefined,
->(def: RouteDef<K, P, Q, B>): RouteDef {
+  U extends Schema | undefined = undefined,
+>(def: RouteDef<K, P, Q, B, U>): RouteDef {
   return def as unknown as RouteDef;
 }
 
@@ -133,7 +150,15 @@ export function mountRoute(
   // A route only the public may call reads no credentials: a stale Authorization header sent along (a
   // client refreshing its expired access token) must not turn it into a 401.
   const before = isPublicOnly(def) ? [options.parseBody] : [options.authenticate, options.parseBody];
-  if (takesIdempotencyKey(def) && options.idempotency) before.push(options.idempotency);
+  if (takesIdempotencyKey(def) && options.idempotency) {
+    const idempotency = options.idempotency;
+    // An upload's stream is read by its handler, so it cannot be hashed: a key is kept for JSON bodies only.
+    before.push(
+      def.upload
+        ? (req, res, next) => (isMultipart(req) ? next() : idempotency(req, res, next))
+        : idempotency,
+    );
+  }
   router[def.method](expressPath, ...before, async (req: Request, res: Response) => {
     res.locals.actor ??= { kind: 'public' };
     const actor = res.locals.actor as { kind: ActorKind };
@@ -152,14 +177,21 @@ export function mountRoute(
           );
     }
     checkScope(def, actor as Actor);
+    const uploaded = def.upload !== undefined && isMultipart(req);
     // A body schema that accepts nothing (`.optional()`) lets a client send no body at all.
-    if (def.body && !req.is('application/json') && !(isBodyless(req) && bodyIsOptional(def))) {
-      throw new AppError(415, 'unsupported_media_type', 'Send the body as application/json');
+    if (def.body && !uploaded && !req.is('application/json') && !(isBodyless(req) && bodyIsOptional(def))) {
+      throw new AppError(
+        415,
+        'unsupported_media_type',
+        def.upload
+          ? 'Send the body as application/json, or the file as multipart/form-data (field `file`)'
+          : 'Send the body as application/json',
+      );
     }
     const input = {
       params: parse(def.params, req.params, 'params'),
       query: parse(query, req.query, 'query'),
-      body: parse(def.body, req.body, 'body'),
+      body: uploaded ? undefined : parse(def.body, req.body, 'body'),
       actor,
       req,
       res,
@@ -209,7 +241,8 @@ function checkScope(def: RouteDef, actor: Actor): void {
 }
 
 /** POSTs with a JSON body or none (an upload's stream is read by its handler, so it is not hashed). */
-const takesIdempotencyKey = (def: RouteDef) => def.method === 'post' && !def.upload;
+const takesIdempotencyKey = (def: RouteDef) =>
+  def.method === 'post' && (!def.upload || def.body !== undefined);
 
 const IdempotencyHeaders = z.object({
   'Idempotency-Key': z
@@ -302,7 +335,12 @@ function toOpenApi(def: RouteDef): RouteConfig {
   if (def.body) {
     addError(400, '`malformed_json`: the body is not JSON');
     addError(413, '`payload_too_large`: the body is over the limit');
-    addError(415, '`unsupported_media_type`: the body is not application/json');
+    addError(
+      415,
+      def.upload
+        ? '`unsupported_media_type`: the body is neither application/json nor multipart/form-data'
+        : '`unsupported_media_type`: the body is not application/json',
+    );
   }
   if (!def.auth.includes('public' as never)) {
     addError(
@@ -346,13 +384,13 @@ function toOpenApi(def: RouteDef): RouteConfig {
   if (def.params) request.params = def.params as never;
   if (def.query) request.query = def.query as never;
   if (takesIdempotencyKey(def)) request.headers = IdempotencyHeaders;
-  if (def.body)
-    request.body = {
-      required: !bodyIsOptional(def),
-      content: { 'application/json': { schema: def.body as Schema } },
-    };
-  if (def.upload)
-    request.body = { required: true, content: { 'multipart/form-data': { schema: def.upload } } };
+  const content: ZodContentObject = {};
+  const examples = (type: RequestType) =>
+    def.requestExamples?.[type] && { examples: def.requestExamples[type] };
+  if (def.body) content['application/json'] = { schema: def.body as Schema, ...examples('application/json') };
+  if (def.upload) content['multipart/form-data'] = { schema: def.upload, ...examples('multipart/form-data') };
+  if (def.body || def.upload)
+    request.body = { required: def.upload !== undefined || !bodyIsOptional(def), content };
   return {
     method: def.method,
     path: def.path,

@@ -150,9 +150,28 @@ export const ImportPersonsRequest = z
   .openapi('ImportPersonsRequest');
 export type ImportPersonsRequest = z.infer<typeof ImportPersonsRequest>;
 
+export const PersonImportUpload = z
+  .object({
+    file: z.string().openapi({
+      format: 'binary',
+      description:
+        'CSV (comma, semicolon or tab separated, UTF-8) or XLSX (first sheet), at most 10 MB and ' +
+        `${IMPORT_MAX_ROWS} rows below the header. Row 1 is the header: name (required; also "full name", ` +
+        '"nome"), document (required; also "documento", "CPF"), externalId (also "external id", "ID externo", ' +
+        '"matrícula"), email ("e-mail"), phone ("telefone", "celular"), birthDate (YYYY-MM-DD; "date of birth", ' +
+        '"data de nascimento"); accents, case and punctuation in the header are ignored, other columns too.',
+    }),
+  })
+  .openapi('PersonImportUpload');
+
 export const ImportRowResult = z
   .object({
-    index: z.number().int().min(0).openapi({ description: 'Position of the row in `rows`, from 0.' }),
+    index: z.number().int().min(0).openapi({
+      description: 'Position of the row in `rows` (or below the header of an uploaded file), from 0.',
+    }),
+    row: z.number().int().min(2).optional().openapi({
+      description: 'An uploaded file’s spreadsheet row number (the header is row 1); absent for JSON rows.',
+    }),
     status: z.enum(['created', 'updated', 'failed']),
     personId: Id.optional(),
     errors: z

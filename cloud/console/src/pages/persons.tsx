@@ -1,11 +1,10 @@
 // Persons, newest first, read page by page with their total: search as you type (accents and capitals
 // ignored), create or edit (enrolling the face from three guided webcam photos by default, or one to
-// three files, each photo's quality shown first), import a CSV file; per row Edit, and in its menu the
+// three files, each photo's quality shown first), import a CSV or XLSX file; per row Edit, and in its menu the
 // enrollment link, the identity's QR code, anonymise or delete after a confirmation that says what is erased.
 import type { Person } from '@portico/contract';
 import { ok, type Schemas } from '@portico/sdk';
 import { useEffect, useState } from 'preact/hooks';
-import { parseCsv } from '../csv.js';
 import { t, when } from '../i18n.js';
 import { enrollmentRefusal, PhotoPicker } from '../photo.js';
 import type { Session } from '../session.js';
@@ -155,8 +154,20 @@ function ImportPersons(props: { session: Session; onDone: () => void }) {
     const file = (new FormData(e.currentTarget as HTMLFormElement).get('file') as File | null) ?? null;
     if (!file) return;
     void action.run(async () => {
-      const rows = parseCsv(await file.text());
-      setReport(ok(await props.session.api.POST('/v1/persons/import', { body: { rows } })));
+      // The server reads the spreadsheet (the same reader as the guest import).
+      setReport(
+        ok(
+          await props.session.api.POST('/v1/persons/import', {
+            // The schema types the file part as a string (OpenAPI's binary format); the browser sends the file.
+            body: { file: file.name },
+            bodySerializer: () => {
+              const form = new FormData();
+              form.append('file', file);
+              return form;
+            },
+          }),
+        ),
+      );
       props.onDone();
     });
   };
@@ -165,7 +176,13 @@ function ImportPersons(props: { session: Session; onDone: () => void }) {
       <h2>{t('importCsv')}</h2>
       <form class="row" onSubmit={submit}>
         <Field label={t('csvFile')} help={t('importHelp')}>
-          <input type="file" name="file" id="persons-csv" accept=".csv,text/csv" required />
+          <input
+            type="file"
+            name="file"
+            id="persons-csv"
+            accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            required
+          />
         </Field>
         <button type="submit" aria-busy={action.busy}>
           {t('upload')}
@@ -186,7 +203,7 @@ function ImportPersons(props: { session: Session; onDone: () => void }) {
                 .map((r) => (
                   <tr key={r.index}>
                     <td>
-                      {t('row')} {r.index + 2}
+                      {t('row')} {r.row ?? r.index + 2}
                     </td>
                     <td>{(r.errors ?? []).map(rowProblem).join('; ')}</td>
                   </tr>

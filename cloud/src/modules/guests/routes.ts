@@ -28,9 +28,11 @@ import type { AppDeps } from '../../deps.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { notFound as notFoundError } from '../../http/errors.js';
 import { defineRoute } from '../../http/route.js';
+import { readUpload } from '../../http/upload.js';
+import { spreadsheetErrors, spreadsheetLimitsDoc } from '../../infra/spreadsheet/read.js';
 import { personContextOf } from '../persons/routes.js';
 import { arrivalsOf, attendanceOf } from './attendance.js';
-import { createGuestImport, CSV_MAX_ROW_CHARS, readUpload, SPREADSHEET_LIMITS } from './import.js';
+import { createGuestImport } from './import.js';
 import { createInvitations, INVITE_BATCH } from './invitations.js';
 import { createGuestService } from './service.js';
 import { findEvent } from '../events/service.js';
@@ -216,14 +218,7 @@ export function guestRoutes(deps: AppDeps) {
         'earlier row or a guest already on the list; `duplicateOf` names it) or `failed` with its errors. ' +
         `Guests start \`pending\`. At most ${GUEST_IMPORT_MAX_ROWS} rows; rows are written in chunks of 1,000, ` +
         'each a short transaction.\n\n' +
-        'Limits, enforced while the file is read (an XLSX is inflated and scanned streaming, so a small file ' +
-        'that expands to millions of rows is stopped at the limit): more than ' +
-        `${GUEST_IMPORT_MAX_ROWS} rows with a value: 400 \`too_many_rows\`. Otherwise 413 \`payload_too_large\` ` +
-        'with `limit` naming the one passed and `max` its value: `columns` (a value beyond column ' +
-        `${SPREADSHEET_LIMITS.maxColumns}), \`cellSize\` (a cell over ${SPREADSHEET_LIMITS.maxCellChars} characters), ` +
-        `\`entrySize\` (an XLSX part over ${SPREADSHEET_LIMITS.maxEntryBytes} bytes decompressed, whatever its ` +
-        `ZIP header declares), \`workbookSize\` (the parts read over ${SPREADSHEET_LIMITS.maxWorkbookBytes} bytes ` +
-        `decompressed together), \`rowSize\` (a CSV row over ${CSV_MAX_ROW_CHARS} characters). Nothing is stored then.`,
+        spreadsheetLimitsDoc(GUEST_IMPORT_MAX_ROWS),
       tag: TAG,
       auth: AUTH,
       scope: 'events:write',
@@ -232,15 +227,8 @@ export function guestRoutes(deps: AppDeps) {
       responses: { 200: { description: 'Per-row report', schema: GuestImportResult } },
       errors: [
         notFound,
-        { status: 400, code: 'unsupported_file', description: 'not a readable CSV or XLSX file' },
-        { status: 400, code: 'too_many_rows', description: `more than ${GUEST_IMPORT_MAX_ROWS} rows` },
+        ...spreadsheetErrors(GUEST_IMPORT_MAX_ROWS),
         { status: 400, code: 'validation_failed', description: 'no file, or no name column in the header' },
-        {
-          status: 413,
-          code: 'payload_too_large',
-          description:
-            'the file is over 10 MB, or passes a limit while read (`limit` names it, `max` its value)',
-        },
         { status: 415, code: 'unsupported_media_type', description: 'the body is not multipart/form-data' },
       ],
       handler: async ({ actor, params, req, res }) => {

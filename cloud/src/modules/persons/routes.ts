@@ -7,6 +7,7 @@ import {
   ImportPersonsRequest,
   ImportPersonsResult,
   Person,
+  PersonImportUpload,
   PersonList,
   PersonListQuery,
   UpdatePersonRequest,
@@ -19,6 +20,9 @@ import type { ActorOf } from '../../http/actor.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
+import { readUpload } from '../../http/upload.js';
+import { spreadsheetErrors, spreadsheetLimitsDoc } from '../../infra/spreadsheet/read.js';
+import { importPersonsFile } from './import.js';
 import { createPersonService, type PersonContext } from './service.js';
 
 const TAG = 'Persons';
@@ -128,21 +132,89 @@ export function personRoutes(deps: AppDeps) {
       method: 'post',
       path: '/v1/persons/import',
       operationId: 'importPersons',
-      summary: `Import up to ${IMPORT_MAX_ROWS} persons`,
+      summary: `Import up to ${IMPORT_MAX_ROWS} persons (JSON rows or a CSV/XLSX file)`,
       description:
-        `${WHO}Each row is validated and stored on its own: the answer reports every row (` +
-        '`created`, `updated` or `failed` with its errors), and a bad row never loses the good ones. Rows ' +
-        `with externalId are upserted by it. More than ${IMPORT_MAX_ROWS} rows: 400 \`too_many_rows\`, nothing stored.`,
+        `${WHO}Either JSON \`{ rows: [...] }\` or multipart/form-data with a spreadsheet in field \`file\` ` +
+        '(CSV or XLSX; row 1 is the header, its spellings mapped to the person fields). Each row is validated ' +
+        'and stored on its own: the answer reports every row (`created`, `updated` or `failed` with its ' +
+        'errors; for a file also its spreadsheet `row`), and a bad row never loses the good ones. Rows with ' +
+        `externalId are upserted by it. More than ${IMPORT_MAX_ROWS} rows: 400 \`too_many_rows\`, nothing ` +
+        'stored. An `Idempotency-Key` is honoured for JSON rows only.\n\n' +
+        spreadsheetLimitsDoc(IMPORT_MAX_ROWS),
       tag: TAG,
       auth: AUTH,
       scope: 'persons:write',
       body: ImportPersonsRequest,
-      responses: { 200: { description: 'Per-row results', schema: ImportPersonsResult } },
-      errors: [{ status: 400, code: 'too_many_rows', description: `more than ${IMPORT_MAX_ROWS} rows` }],
-      handler: async ({ actor, body, req, res }) => ({
-        status: 200,
-        body: await persons.importRows(personContextOf(actor, req, res), body.rows),
-      }),
+      upload: PersonImportUpload,
+      requestExamples: {
+        'application/json': {
+          rows: {
+            summary: 'Two rows, one upserted by its externalId',
+            value: {
+              rows: [
+                { name: 'Ana Souza', document: '123.456.789-09', email: 'ana@example.com' },
+                { name: 'Bruno Lima', document: '987.654.321-00', externalId: 'hr-0042' },
+              ],
+            },
+          },
+        },
+        'multipart/form-data': {
+          csv: {
+            summary: 'A CSV file (Portuguese headers, semicolon separated)',
+            value: {
+              file: 'Nome;CPF;E-mail;Data de nascimento\nAna Souza;123.456.789-09;ana@example.com;1990-04-30\n',
+            },
+          },
+        },
+      },
+      responses: {
+        200: {
+          description: 'Per-row results',
+          schema: ImportPersonsResult,
+          examples: {
+            file: {
+              summary: 'A file with one bad row',
+              value: {
+                created: 1,
+                updated: 0,
+                failed: 1,
+                results: [
+                  { index: 0, row: 2, status: 'created', personId: '01936f8e-5b7a-7c3e-9a41-2f6d8b0c1e55' },
+                  {
+                    index: 1,
+                    row: 3,
+                    status: 'failed',
+                    errors: [
+                      {
+                        path: 'rows.1.document',
+                        message: 'Invalid input: expected string, received undefined',
+                      },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+      errors: [
+        ...spreadsheetErrors(IMPORT_MAX_ROWS),
+        {
+          status: 400,
+          code: 'validation_failed',
+          description:
+            'no rows, no file field, a file without rows below the header, or a header without a name or document column',
+        },
+      ],
+      handler: async ({ actor, body, req, res }) => {
+        const ctx = personContextOf(actor, req, res);
+        return {
+          status: 200,
+          body: body
+            ? await persons.importRows(ctx, body.rows)
+            : await importPersonsFile(persons, ctx, await readUpload(req)),
+        };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -487,8 +487,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Import up to 500 persons
-     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Reading needs the scope `persons:read`, every change `persons:write` (owner and admin; the operator role only reads). Each row is validated and stored on its own: the answer reports every row (`created`, `updated` or `failed` with its errors), and a bad row never loses the good ones. Rows with externalId are upserted by it. More than 500 rows: 400 `too_many_rows`, nothing stored.
+     * Import up to 500 persons (JSON rows or a CSV/XLSX file)
+     * @description Integrator API key or tenant admin session; always within the caller’s tenant. Reading needs the scope `persons:read`, every change `persons:write` (owner and admin; the operator role only reads). Either JSON `{ rows: [...] }` or multipart/form-data with a spreadsheet in field `file` (CSV or XLSX; row 1 is the header, its spellings mapped to the person fields). Each row is validated and stored on its own: the answer reports every row (`created`, `updated` or `failed` with its errors; for a file also its spreadsheet `row`), and a bad row never loses the good ones. Rows with externalId are upserted by it. More than 500 rows: 400 `too_many_rows`, nothing stored. An `Idempotency-Key` is honoured for JSON rows only.
+     *
+     *     Limits, enforced while the file is read (an XLSX is inflated and scanned streaming, so a small file that expands to millions of rows is stopped at the limit): more than 500 rows with a value: 400 `too_many_rows`. Otherwise 413 `payload_too_large` with `limit` naming the one passed and `max` its value: `columns` (a value beyond column 100), `cellSize` (a cell over 4096 characters), `entrySize` (an XLSX part over 16777216 bytes decompressed, whatever its ZIP header declares), `workbookSize` (the parts read over 33554432 bytes decompressed together), `rowSize` (a CSV row over 65536 characters). Nothing is stored then.
      */
     post: operations['importPersons'];
     delete?: never;
@@ -2671,8 +2673,10 @@ export interface components {
       results: components['schemas']['ImportRowResult'][];
     };
     ImportRowResult: {
-      /** @description Position of the row in `rows`, from 0. */
+      /** @description Position of the row in `rows` (or below the header of an uploaded file), from 0. */
       index: number;
+      /** @description An uploaded file’s spreadsheet row number (the header is row 1); absent for JSON rows. */
+      row?: number;
       /** @enum {string} */
       status: 'created' | 'updated' | 'failed';
       /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
@@ -2688,6 +2692,13 @@ export interface components {
       rows: {
         [key: string]: unknown;
       }[];
+    };
+    PersonImportUpload: {
+      /**
+       * Format: binary
+       * @description CSV (comma, semicolon or tab separated, UTF-8) or XLSX (first sheet), at most 10 MB and 500 rows below the header. Row 1 is the header: name (required; also "full name", "nome"), document (required; also "documento", "CPF"), externalId (also "external id", "ID externo", "matrícula"), email ("e-mail"), phone ("telefone", "celular"), birthDate (YYYY-MM-DD; "date of birth", "data de nascimento"); accents, case and punctuation in the header are ignored, other columns too.
+       */
+      file: string;
     };
     /** @description Only the fields sent change; null clears an optional field. */
     UpdatePersonRequest: {
@@ -4689,6 +4700,7 @@ export type SchemaUpsertPersonRequest = components['schemas']['UpsertPersonReque
 export type SchemaImportPersonsResult = components['schemas']['ImportPersonsResult'];
 export type SchemaImportRowResult = components['schemas']['ImportRowResult'];
 export type SchemaImportPersonsRequest = components['schemas']['ImportPersonsRequest'];
+export type SchemaPersonImportUpload = components['schemas']['PersonImportUpload'];
 export type SchemaUpdatePersonRequest = components['schemas']['UpdatePersonRequest'];
 export type SchemaEnrollmentLinkSent = components['schemas']['EnrollmentLinkSent'];
 export type SchemaOnboardingResult = components['schemas']['OnboardingResult'];
@@ -6879,6 +6891,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['ImportPersonsRequest'];
+        'multipart/form-data': components['schemas']['PersonImportUpload'];
       };
     };
     responses: {
@@ -6891,7 +6904,7 @@ export interface operations {
           'application/json': components['schemas']['ImportPersonsResult'];
         };
       };
-      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `too_many_rows`: more than 500 rows */
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `unsupported_file`: not a readable CSV or XLSX file; `too_many_rows`: more than 500 rows; `validation_failed`: no rows, no file field, a file without rows below the header, or a header without a name or document column */
       400: {
         headers: {
           [name: string]: unknown;
@@ -6927,7 +6940,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `payload_too_large`: the body is over the limit */
+      /** @description `payload_too_large`: the body is over the limit; `payload_too_large`: the file is over 10 MB, or passes a limit while read (`limit` names it, `max` its value) */
       413: {
         headers: {
           [name: string]: unknown;
@@ -6936,7 +6949,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `unsupported_media_type`: the body is not application/json */
+      /** @description `unsupported_media_type`: the body is neither application/json nor multipart/form-data */
       415: {
         headers: {
           [name: string]: unknown;
