@@ -4,6 +4,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdminWebhookDelivery } from '@portico/contract';
 import { newId } from '../../src/infra/db/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { adminOf, loggedInUser } from '../support/identity.js';
@@ -76,7 +77,14 @@ describe('admin integrations: webhooks and bus', () => {
       payload: body,
     });
     expect(logged.attempts).toEqual([
-      { attempt: 1, at: expect.any(String), statusCode: 200, durationMs: expect.any(Number), error: null },
+      {
+        attempt: 1,
+        at: expect.any(String),
+        statusCode: 200,
+        durationMs: expect.any(Number),
+        error: null,
+        response: null,
+      },
     ]);
   });
 
@@ -199,6 +207,97 @@ describe('admin integrations: webhooks and bus', () => {
       headers: operator,
     });
     expect(redeliver.status).toBe(403);
+  });
+
+  it('shows one delivery with its exact payload and every attempt: two 500s with their answers, then the 200 tried now', async () => {
+    // The receiver echoes the signature it got: the log must show it redacted.
+    receiver.respondWith = 500;
+    receiver.respondBody = (hit) =>
+      JSON.stringify({ error: 'database down', echo: hit.headers['x-service-signature'] });
+    const attemptsOf = async (id: string, count: number): Promise<AdminWebhookDelivery> => {
+      for (let i = 0; i < 400; i++) {
+        const res = await t.request('GET', `/v1/admin/webhook-deliveries/${id}`, { headers: a.headers });
+        expect(res.status, res.text).toBe(200);
+        if (res.body.attempts.length >= count && res.body.status !== 'delivering') return res.body;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`delivery ${id} did not reach ${count} attempts`);
+    };
+    let id: string;
+    let delivery: AdminWebhookDelivery;
+    try {
+      const sent = await t.request('POST', '/v1/admin/webhooks/test', { headers: a.headers });
+      expect(sent.status, sent.text).toBe(202);
+      id = sent.body.id;
+      // The first retry follows after 1 s; the second would wait 5 s more.
+      const failedTwice = await attemptsOf(id, 2);
+      expect(failedTwice.status).toBe('pending');
+      expect(Date.parse(failedTwice.nextAttemptAt!)).toBeGreaterThan(Date.now() + 2_000);
+      receiver.respondWith = 200;
+      receiver.respondBody = () => 'ok';
+      const retried = await t.request('POST', `/v1/admin/webhook-deliveries/${id}/retry`, {
+        headers: a.headers,
+      });
+      expect(retried.status, retried.text).toBe(202);
+      expect(retried.body.id).toBe(id);
+      const started = Date.now();
+      delivery = await attemptsOf(id, 3);
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      receiver.respondWith = 200;
+      receiver.respondBody = null;
+    }
+    const hits = receiver.received.filter((r) => r.headers['x-service-delivery-id'] === id);
+    expect(hits.length).toBe(3);
+    expect(delivery).toMatchObject({ id, status: 'delivered', lastStatusCode: 200, nextAttemptAt: null });
+    expect(JSON.stringify(delivery.payload)).toBe(hits[0]!.rawBody);
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, statusCode: 500, error: null }),
+      expect.objectContaining({ attempt: 2, statusCode: 500, error: null }),
+      expect.objectContaining({ attempt: 3, statusCode: 200, error: null, response: 'ok' }),
+    ]);
+    for (const [i, attempt] of delivery.attempts.slice(0, 2).entries()) {
+      expect(JSON.parse(attempt.response!)).toEqual({ error: 'database down', echo: '[redacted]' });
+      expect(attempt.response).not.toContain(String(hits[i]!.headers['x-service-signature']));
+      expect(attempt.response).not.toContain(a.tenant.webhookSecret);
+    }
+    const audit = await t.deps.db.prisma.auditLog.findFirst({
+      where: { tenantId: a.tenant.tenantId, action: 'webhook.retried', targetId: id },
+    });
+    expect(audit).not.toBeNull();
+    // Delivered: nothing waits for a retry; it is sent again by redeliver.
+    const again = await t.request('POST', `/v1/admin/webhook-deliveries/${id}/retry`, { headers: a.headers });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('conflict');
+    expect(again.body.detail).toMatch(/delivered, not waiting for a retry/);
+  });
+
+  it('keeps at most the start of a long answer, marked as cut', async () => {
+    receiver.respondBody = () => 'x'.repeat(50_000);
+    try {
+      const sent = await t.request('POST', '/v1/admin/webhooks/test', { headers: a.headers });
+      const delivery = await settled(sent.body.id);
+      expect(delivery.attempts[0].response).toBe(`${'x'.repeat(1024)}…`);
+    } finally {
+      receiver.respondBody = null;
+    }
+  });
+
+  it('answers 404 to another tenant reading or retrying a delivery', async () => {
+    for (const [method, path] of [
+      ['GET', `/v1/admin/webhook-deliveries/${testDeliveryId}`],
+      ['POST', `/v1/admin/webhook-deliveries/${testDeliveryId}/retry`],
+      ['GET', `/v1/admin/webhook-deliveries/${newId()}`],
+    ] as const) {
+      const res = await t.request(method, path, { headers: b.headers });
+      expect(res.status, path).toBe(404);
+      expect(res.body.code).toBe('not_found');
+    }
+    const operator = await loggedInUser(t, a.tenant.tenantId, 'operator', `op-r-${newId()}@example.com`);
+    const retry = await t.request('POST', `/v1/admin/webhook-deliveries/${testDeliveryId}/retry`, {
+      headers: operator,
+    });
+    expect(retry.status).toBe(403);
   });
 
   it('names the tenant’s MQTT topics and a broker where a real client receives them', async () => {

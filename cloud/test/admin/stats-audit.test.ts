@@ -1,5 +1,5 @@
 // GET /v1/admin/stats/today (a day in a time zone, or a period; devices with their reported queue) and
-// GET /v1/admin/audit-log (filters, pages, managers only), over real HTTP.
+// GET /v1/admin/audit-log (actors in words, filters, pages, managers only), over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -17,6 +17,8 @@ describe('admin stats and audit log', () => {
   let expo: string;
   let doors: { synced: string; silent: string };
   let ownerId: string;
+  let ownerEmail: string;
+  let keyPersonId: string;
 
   const stats = (query = '', headers = a.headers) =>
     t.request('GET', `/v1/admin/stats/today${query}`, { headers });
@@ -27,7 +29,18 @@ describe('admin stats and audit log', () => {
     t = await createTestApp({ clock, env: { INTERNAL_SECRET } });
     a = await integratorOf(t);
     b = await adminOf(t);
-    ownerId = (await t.deps.db.prisma.user.findFirstOrThrow({ where: { tenantId: a.tenantId } })).id;
+    const owner = await t.deps.db.prisma.user.update({
+      where: { email: a.tenant.adminEmail },
+      data: { name: 'Olga Owner' },
+    });
+    ownerId = owner.id;
+    ownerEmail = owner.email;
+    const created = await t.request('POST', '/v1/persons', {
+      headers: a.keyHeaders,
+      body: { name: 'Keyed Person', document: `K-${newId().slice(-8)}` },
+    });
+    expect(created.status, created.text).toBe(201);
+    keyPersonId = created.body.id;
     gala = await openEvent(t, a.tenantId, 'Gala');
     expo = await openEvent(t, a.tenantId, 'Expo', 'closed');
     const ana = await person(t, a.tenantId, 'Ana');
@@ -183,6 +196,62 @@ describe('admin stats and audit log', () => {
       expect((await actions('?from=2000-01-01T00:00:00.000Z&action=device.registered')).length).toBe(2);
     });
 
+    it('names each actor in words: the user’s name and e-mail, the key’s application, the device’s name', async () => {
+      const items = (await audit('?limit=200')).body.items as {
+        action: string;
+        targetId: string;
+        actor: Record<string, unknown>;
+      }[];
+      expect(items.find((e) => e.targetId === doors.silent)?.actor).toEqual({
+        type: 'adminSession',
+        id: ownerId,
+        name: 'Olga Owner',
+        email: ownerEmail,
+        key: null,
+        removed: false,
+      });
+      const key = await t.deps.db.prisma.apiKey.findFirstOrThrow({ where: { tenantId: a.tenantId } });
+      expect(items.find((e) => e.action === 'person.created' && e.targetId === keyPersonId)?.actor).toEqual({
+        type: 'apiKey',
+        id: key.id,
+        name: 'HR sync',
+        email: null,
+        key: `${key.prefix}…${key.lastFour}`,
+        removed: false,
+      });
+      expect(items.find((e) => e.action === 'checkin.qr')?.actor).toMatchObject({
+        type: 'device',
+        id: doors.synced,
+        name: 'Door 1',
+      });
+    });
+
+    it('filters by actor text, actor type, target type and target id', async () => {
+      const entries = async (query: string) =>
+        (await audit(`${query}&limit=200`)).body.items as {
+          action: string;
+          actorId: string;
+          targetType: string;
+          targetId: string;
+        }[];
+      const byText = await entries('?actor=OLGA');
+      expect(byText.length).toBeGreaterThan(0);
+      expect(byText.every((e) => e.actorId === ownerId)).toBe(true);
+      expect((await entries(`?actor=${ownerEmail.split('@')[0]}`)).length).toBe(byText.length);
+      expect((await entries('?actor=Door%201')).map((e) => e.action)).toEqual(['checkin.qr']);
+      expect((await entries('?actor=hr%20sync')).map((e) => e.targetId)).toContain(keyPersonId);
+      expect(await entries('?actor=%25')).toEqual([]);
+      expect(await entries('?actor=nobody-at-all')).toEqual([]);
+      const byKeys = await entries('?actorType=apiKey');
+      expect(byKeys.map((e) => e.action)).toEqual(['person.created']);
+      const devices = await entries('?targetType=device');
+      expect(devices.map((e) => e.targetId).sort()).toEqual([doors.synced, doors.silent].sort());
+      expect((await entries(`?targetId=${doors.silent}`)).map((e) => e.action)).toEqual([
+        'device.registered',
+      ]);
+      expect((await audit('?actorType=robot')).status).toBe(400);
+    });
+
     it('pages with nextCursor without repeating an entry', async () => {
       const all = (await audit('?limit=200')).body.items.map((e: { id: string }) => e.id);
       const paged: string[] = [];
@@ -200,6 +269,10 @@ describe('admin stats and audit log', () => {
       expect(theirs.length).toBeGreaterThan(0);
       expect(theirs.some((e: { targetId: string }) => e.targetId === doors.synced)).toBe(false);
       expect((await audit(`?actorId=${ownerId}`, b.headers)).body.items).toEqual([]);
+      expect((await audit('?actor=Olga', b.headers)).body.items).toEqual([]);
+      expect((await audit(`?targetId=${doors.silent}`, b.headers)).body.items).toEqual([]);
+      // Their own entries name their own admin, never this tenant's.
+      expect(JSON.stringify(theirs)).not.toContain('Olga Owner');
     });
 
     it('refuses an operator and an API key with 403', async () => {

@@ -16,6 +16,8 @@ export interface WebhookReceiver {
   respondWith: number | 'hang';
   /** Answers this long after the request arrived (a slow receiver); 0 answers at once. */
   delayMs: number;
+  /** The answer's body for a request (none by default). */
+  respondBody: ((hit: ReceivedWebhook) => string) | null;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   /** The first parsed body that matches, waiting for it to arrive. */
   waitForBody(match: (body: any) => boolean, timeoutMs?: number): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -31,6 +33,7 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     received,
     respondWith: 200,
     delayMs: 0,
+    respondBody: null,
     async waitFor(count, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (received.length < count) {
@@ -62,16 +65,18 @@ export async function startWebhookReceiver(port = 0): Promise<WebhookReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({
+      const hit = {
         headers: req.headers,
         rawBody: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
-      });
+      };
+      received.push(hit);
       waiting.forEach((w) => w());
       const status = receiver.respondWith;
       if (status === 'hang') return;
-      if (receiver.delayMs > 0) setTimeout(() => res.writeHead(status).end(), receiver.delayMs);
-      else res.writeHead(status).end();
+      const body = receiver.respondBody?.(hit) ?? '';
+      if (receiver.delayMs > 0) setTimeout(() => res.writeHead(status).end(body), receiver.delayMs);
+      else res.writeHead(status).end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

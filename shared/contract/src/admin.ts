@@ -1,5 +1,6 @@
 // Wire types of the admin routes behind the tenant admin console (`/v1/admin/*`): read routes and a few
 // actions for signed-in tenant users only. They are additions outside the service contract.
+import { AuditActorType } from './audit.js';
 import { CheckinOutcome, StepUpVia } from './checkin.js';
 import { Id, PageQuery, pageOf, Text, Timestamp } from './common.js';
 import { EventAttendance } from './event-guests.js';
@@ -162,34 +163,85 @@ export type AdminStats = z.infer<typeof AdminStats>;
 // ---------------------------------------------------------------------------------------------
 
 export const AdminAuditQuery = PageQuery.extend({
-  action: Text.min(1)
+  action: Text.min(1).max(100).optional().openapi({
+    description: 'An action (`person.created`), or a prefix ending in `.` (`checkin.`).',
+    example: 'person.',
+  }),
+  actorType: AuditActorType.optional(),
+  actorId: Text.min(1).max(64).optional().openapi({ description: 'The actor’s id, exactly.' }),
+  actor: Text.min(1)
     .max(100)
     .optional()
-    .openapi({ description: 'An action (`person.created`), or a prefix ending in `.` (`checkin.`).' }),
-  actorId: Text.min(1).max(64).optional(),
-  from: Timestamp.optional(),
-  to: Timestamp.optional(),
+    .openapi({
+      description:
+        'Text in the actor’s name or e-mail (a user), name (a device), key prefix or application name (an ' +
+        'API key); case-insensitive.',
+      example: 'ana',
+    }),
+  targetType: Text.min(1).max(40).optional().openapi({
+    description: 'What the action was done to: `person`, `event`, `guest`, `device`, …',
+    example: 'person',
+  }),
+  targetId: Text.min(1).max(64).optional().openapi({ description: 'The target’s id, exactly.' }),
+  from: Timestamp.optional().openapi({ description: 'Entries at or after this time.' }),
+  to: Timestamp.optional().openapi({ description: 'Entries before this time.' }),
 });
 export type AdminAuditQuery = z.infer<typeof AdminAuditQuery>;
+
+export const AdminAuditActor = z
+  .object({
+    type: AuditActorType,
+    id: z.string().nullable().openapi({ description: 'The user, API key, portal account or device.' }),
+    name: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'A user’s name, a device’s name, or the application of an API key; null for a user without a name, ' +
+          'a removed actor, and for portal, public, system and operator actors (said by `type`).',
+        example: 'Ana Souza',
+      }),
+    email: z.string().nullable().openapi({ description: 'A user’s e-mail.', example: 'ana@example.com' }),
+    key: z.string().nullable().openapi({
+      description: 'An API key as `prefix…lastFour` (never the key).',
+      example: 'pk_live_3f9a…b21c',
+    }),
+    removed: z.boolean().openapi({
+      description: 'The user, device or key is gone from the tenant: only its id is left.',
+      example: false,
+    }),
+  })
+  .openapi('AdminAuditActor', {
+    description: 'Who acted, in words, read with the page (one lookup per kind of actor, not per entry).',
+  });
+export type AdminAuditActor = z.infer<typeof AdminAuditActor>;
 
 export const AdminAuditEntry = z
   .object({
     id: Id,
     at: Timestamp,
     actorType: z.string().openapi({
-      description: '`adminSession`, `apiKey`, `portal`, `device`, `public`, `system`, `operator`.',
+      description:
+        '`adminSession`, `apiKey`, `portal`, `device`, `public`, `system`, `operator` (as `actor.type`).',
+      example: 'adminSession',
     }),
     actorId: z.string().nullable().openapi({ description: 'The user, API key, portal account or device.' }),
-    action: z.string(),
-    targetType: z.string().nullable(),
-    targetId: z.string().nullable(),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .openapi({ description: 'Identifiers and outcomes; never secrets or biometrics.' }),
+    actor: AdminAuditActor,
+    action: z.string().openapi({
+      description: 'An `AuditAction`; entries written before an action was renamed keep their old name.',
+      example: 'person.updated',
+    }),
+    targetType: z.string().nullable().openapi({ example: 'person' }),
+    targetId: z.string().nullable().openapi({ example: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11' }),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: 'Identifiers and outcomes; never secrets or biometrics.',
+      example: { fields: ['name', 'email'] },
+    }),
     ip: z.string().nullable(),
     requestId: z.string().nullable(),
   })
   .openapi('AdminAuditEntry');
+export type AdminAuditEntry = z.infer<typeof AdminAuditEntry>;
 
 export const AdminAuditPage = pageOf(AdminAuditEntry).openapi('AdminAuditPage');
 
@@ -207,13 +259,33 @@ export const AdminWebhookDeliveryQuery = PageQuery.extend({
 });
 export type AdminWebhookDeliveryQuery = z.infer<typeof AdminWebhookDeliveryQuery>;
 
+/** How much of a receiver's answer an attempt keeps. */
+export const WEBHOOK_RESPONSE_EXCERPT_CHARS = 1024;
+
 export const AdminWebhookAttempt = z
   .object({
-    attempt: z.number().int(),
+    attempt: z.number().int().openapi({ example: 1 }),
     at: Timestamp,
-    statusCode: z.number().int().nullable(),
-    durationMs: z.number().int(),
-    error: z.string().nullable(),
+    statusCode: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: 'Null when no answer came.', example: 500 }),
+    durationMs: z.number().int().openapi({ example: 42 }),
+    error: z.string().nullable().openapi({
+      description: 'Why no answer came (connection refused, timeout, address refused), or the cancellation.',
+      example: 'connect ECONNREFUSED 203.0.113.7:443',
+    }),
+    response: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          `The start of the receiver’s answer body (at most ${WEBHOOK_RESPONSE_EXCERPT_CHARS} characters, ` +
+          'ending in `…` when cut); the tenant’s webhook secret and the signatures sent are replaced by ' +
+          '`[redacted]` should the receiver echo them. Null when there was no answer or it was empty.',
+        example: '{"error":"database unavailable"}',
+      }),
   })
   .openapi('AdminWebhookAttempt');
 
@@ -225,7 +297,9 @@ export const AdminWebhookDelivery = z
     url: z.string(),
     status: WebhookDeliveryStatus,
     createdAt: Timestamp,
-    nextAttemptAt: Timestamp.nullable().openapi({ description: 'When a pending delivery is tried next.' }),
+    nextAttemptAt: Timestamp.nullable().openapi({
+      description: 'When a pending delivery is tried next (`retry` brings it forward to now).',
+    }),
     deliveredAt: Timestamp.nullable(),
     lastStatusCode: z.number().int().nullable(),
     lastError: z.string().nullable(),
@@ -235,6 +309,17 @@ export const AdminWebhookDelivery = z
       .openapi({
         description:
           'The body sent, as signed (`environment` is absent from events recorded before environments existed).',
+        example: {
+          id: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11',
+          event: 'webhook.test',
+          tenantId: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a0001',
+          environment: 'live',
+          timestamp: '2026-11-21T10:15:30.123Z',
+          data: {
+            requestedBy: '0190f1c2-7d4e-7a31-9c55-2b1f4e0a0002',
+            message: 'Test event from the Portico admin console',
+          },
+        },
       }),
   })
   .openapi('AdminWebhookDelivery');

@@ -13,5 +13,6 @@ export * from './onboarding.js';
 export * from './event-guests.js';
 export * from './sync.js';
 export * from './portal.js';
+export * from './audit.js';
 export * from './admin.js';
 export * from './agent.js';

@@ -25,14 +25,14 @@ import type { AppDeps } from '../../deps.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { busTopic } from '../../infra/bus.js';
+import { createAuditLogReader } from '../audit/log.js';
 import { requireManager } from '../auth/roles.js';
 import { signBusToken } from '../bus/credentials.js';
-import { createAuditLogReader } from './audit-log.js';
+import { createAdminWebhookDeliveries } from '../webhooks/deliveries.js';
 import { createCheckinStream, KEEP_ALIVE_MS, RESUME_MAX } from './checkin-stream.js';
 import { createAdminCheckins } from './checkins.js';
 import { createFaceQualityCheck } from './face-quality.js';
 import { createAdminStats } from './stats.js';
-import { createAdminWebhookDeliveries } from './webhook-deliveries.js';
 
 const TAG = 'admin';
 const ADMIN =
@@ -189,8 +189,13 @@ export function adminRoutes(deps: AppDeps) {
       operationId: 'adminAuditLog',
       summary: 'The tenant’s audit log, newest first',
       description:
-        `${ADMIN}Owners and admins only (an operator gets 403). Filters: \`action\` (exact, or a prefix ending ` +
-        'in `.`), `actorId`, `from`, `to`. Pages by `nextCursor`.',
+        `${ADMIN}Owners and admins only (an operator gets 403). Each entry names its actor in words (\`actor\`: ` +
+        'a user’s name and e-mail, an API key’s application and `prefix…lastFour`, a device’s name; portal, ' +
+        'public, system and operator actors by their type), read with the page in one lookup per kind of ' +
+        'actor. Filters combine: `action` (exact, or a prefix ending in `.`: `person.`), `actorType`, ' +
+        '`actorId`, `actor` (text in a name, e-mail, key prefix or application name), `targetType`, ' +
+        '`targetId`, `from` (inclusive), `to` (exclusive). Pages by `nextCursor`. Every action is listed in ' +
+        'the `AuditAction` schema.',
       tag: TAG,
       auth: ['adminSession'],
       query: AdminAuditQuery,
@@ -206,7 +211,8 @@ export function adminRoutes(deps: AppDeps) {
       operationId: 'adminListWebhookDeliveries',
       summary: 'Webhook deliveries with their attempts, newest first',
       description:
-        `${READ}Each delivery with the payload sent and every attempt (time, HTTP status, duration, error). ` +
+        `${READ}Each delivery with the payload sent and every attempt (time, HTTP status, duration, error, the ` +
+        'start of the answer body). ' +
         'Filters: `status`, `event`. Pages by `nextCursor`.',
       tag: TAG,
       auth: ['adminSession'],
@@ -216,6 +222,54 @@ export function adminRoutes(deps: AppDeps) {
       handler: async ({ actor, query }) => ({
         status: 200,
         body: await deliveries.list(actor.tenantId, query),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/admin/webhook-deliveries/{id}',
+      operationId: 'adminGetWebhookDelivery',
+      summary: 'One webhook delivery with its payload and attempts',
+      description:
+        `${READ}The delivery with the exact body sent (\`payload\`), every attempt (time, HTTP status or ` +
+        'error, duration, the start of the answer body with secrets redacted) and `nextAttemptAt` while it ' +
+        'waits for a retry.',
+      tag: TAG,
+      auth: ['adminSession'],
+      scope: 'tenant:read',
+      params: IdParams,
+      responses: { 200: { description: 'The delivery', schema: AdminWebhookDelivery } },
+      errors: [{ status: 404, code: 'not_found', description: 'no such delivery in your tenant' }],
+      handler: async ({ actor, params }) => ({
+        status: 200,
+        body: await deliveries.get(actor.tenantId, params.id),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/v1/admin/webhook-deliveries/{id}/retry',
+      operationId: 'adminRetryWebhookDelivery',
+      summary: 'Try a delivery that waits for a retry now',
+      description:
+        `${ADMIN}Owners and admins. A \`pending\` delivery (its last attempt failed and \`nextAttemptAt\` is ` +
+        'ahead) is tried now instead, with the retries it has left; while the tenant’s circuit is open it ' +
+        'still waits for the circuit. A delivered, failed or cancelled delivery answers 409: send it again ' +
+        'with `redeliver`. Audited (`webhook.retried`).',
+      tag: TAG,
+      auth: ['adminSession'],
+      scope: 'tenant:write',
+      params: IdParams,
+      responses: { 202: { description: 'The delivery, due now', schema: AdminWebhookDelivery } },
+      errors: [
+        { status: 404, code: 'not_found', description: 'no such delivery in your tenant' },
+        {
+          status: 409,
+          code: 'conflict',
+          description: 'the delivery is not waiting for a retry (delivered, failed, cancelled or in flight)',
+        },
+      ],
+      handler: async ({ actor, params, req, res }) => ({
+        status: 202,
+        body: await deliveries.retry(actor, params.id, requestMeta(req, res)),
       }),
     }),
     defineRoute({

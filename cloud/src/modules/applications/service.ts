@@ -7,6 +7,7 @@ import type { Clock } from '../../infra/clock.js';
 import { newId, type Database, type Tx } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
 import { issueApiKey, scopesOf, toApiKeyWire, toApplicationWire, type Environment } from './keys.js';
+import type { AuditAction } from '@portico/contract';
 
 export interface AdminContext {
   tenantId: string;
@@ -24,7 +25,7 @@ export function createApplicationService(deps: { db: Pick<Database, 'prisma'>; c
   const audit = (
     tx: Tx,
     ctx: AdminContext,
-    action: string,
+    action: AuditAction,
     targetType: string,
     targetId: string,
     metadata: Prisma.InputJsonObject = {},

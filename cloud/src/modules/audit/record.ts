@@ -1,5 +1,6 @@
 // The audit trail: one row per security-relevant action. Callers pass identifiers and outcomes only;
 // never secrets, tokens, frames or embeddings.
+import type { AuditAction, AuditActorType } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Actor } from '../../http/actor.js';
 import { newId, type Tx } from '../../infra/db/index.js';
@@ -7,9 +8,9 @@ import { insertRow, jsonb } from '../../infra/db/statements.js';
 
 export interface AuditEntry {
   tenantId: string | null;
-  actorType: 'apiKey' | 'adminSession' | 'portal' | 'device' | 'public' | 'system' | 'operator';
+  actorType: AuditActorType;
   actorId?: string | null;
-  action: string;
+  action: AuditAction;
   targetType?: string;
   targetId?: string;
   metadata?: Prisma.InputJsonObject;
@@ -28,7 +29,7 @@ export function targetAudit(targetType: string) {
   return (
     tx: Pick<Tx, '$executeRaw'>,
     ctx: AuditContext,
-    action: string,
+    action: AuditAction,
     targetId: string,
     metadata: Prisma.InputJsonObject = {},
   ) =>
@@ -66,7 +67,7 @@ export function auditInsert(entry: AuditEntry): Prisma.Sql {
   });
 }
 
-/** The actor columns of an audit row: the key of an integrator, the user of a session, the portal account. */
+/** The actor columns of an audit row: the key of an integrator, the user of a session, the portal account, the device. */
 export function auditActorOf(actor: Actor): { actorType: AuditEntry['actorType']; actorId: string | null } {
   switch (actor.kind) {
     case 'apiKey':
@@ -75,6 +76,8 @@ export function auditActorOf(actor: Actor): { actorType: AuditEntry['actorType']
       return { actorType: 'adminSession', actorId: actor.userId };
     case 'portal':
       return { actorType: 'portal', actorId: actor.accountId };
+    case 'device':
+      return { actorType: 'device', actorId: actor.deviceId };
     default:
       return { actorType: actor.kind, actorId: null };
   }

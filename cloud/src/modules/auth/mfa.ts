@@ -11,6 +11,7 @@ import { recordAudit } from '../audit/record.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import type { AuthDeps, AuthService, IssuedSession } from './service.js';
 import { invalidToken } from './tokens.js';
+import type { AuditAction } from '@portico/contract';
 
 const ISSUER = 'Portico';
 const PERIOD_SECONDS = 30;
@@ -75,7 +76,12 @@ export function createMfaService(
       outcome === 'replayed' ? 'This code was already used; wait for the next one' : 'The code is wrong',
     );
 
-  async function audit(user: User, action: string, meta: RequestMeta, metadata: Record<string, string> = {}) {
+  async function audit(
+    user: User,
+    action: AuditAction,
+    meta: RequestMeta,
+    metadata: Record<string, string> = {},
+  ) {
     await recordAudit(prisma, {
       tenantId: user.tenantId,
       actorType: 'adminSession',

@@ -18,6 +18,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { recordAudit } from '../audit/record.js';
 import { verifyPassword } from './passwords.js';
 import { signAdminToken, invalidToken } from './tokens.js';
+import type { AuditAction } from '@portico/contract';
 
 export type AuthDeps = Pick<AppDeps, 'db' | 'clock' | 'secrets' | 'cipher' | 'config'>;
 
@@ -152,7 +153,7 @@ export function createAuthService(
     );
 
     const user = await prisma.user.findUnique({ where: { email }, include: { tenant: true } });
-    const audit = (action: string, metadata: Record<string, string | number | boolean>) =>
+    const audit = (action: AuditAction, metadata: Record<string, string | number | boolean>) =>
       recordAudit(prisma, {
         tenantId: user?.tenantId ?? null,
         actorType: 'public',

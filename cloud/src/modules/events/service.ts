@@ -22,6 +22,7 @@ import { newId, type Tx } from '../../infra/db/index.js';
 import { targetAudit } from '../audit/record.js';
 import type { PersonContext } from '../persons/service.js';
 import { getTenantSettings } from '../tenants/service.js';
+import type { AuditAction } from '@portico/contract';
 
 export type AdminContext = PersonContext;
 type Deps = Pick<AppDeps, 'db' | 'clock'>;
@@ -166,7 +167,11 @@ export function createEventService(deps: Deps) {
     apply: (
       tx: Tx,
       event: Event,
-    ) => Promise<{ data: Prisma.EventUpdateInput; action: string; meta?: Prisma.InputJsonObject } | null>,
+    ) => Promise<{
+      data: Prisma.EventUpdateInput;
+      action: AuditAction;
+      meta?: Prisma.InputJsonObject;
+    } | null>,
   ): Promise<EventWire> {
     const updated = await prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM events WHERE id = ${id} AND tenant_id = ${ctx.tenantId} FOR UPDATE`;

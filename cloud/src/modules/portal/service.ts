@@ -27,6 +27,7 @@ import { signPortalToken } from '../auth/tokens.js';
 import { createPersonService } from '../persons/service.js';
 import { enqueueMail, enqueueSealedJob, openSealedJob, type JobRow } from '../privacy/jobs.js';
 import { magicLinkMail, signInAlertMail, type Language } from '../privacy/mails.js';
+import type { AuditAction } from '@portico/contract';
 
 type Deps = Pick<
   AppDeps,
@@ -92,7 +93,7 @@ export function createPortalService(deps: Deps) {
     actor: Portal,
     meta: RequestMeta,
     entry: {
-      action: string;
+      action: AuditAction;
       tenantId?: string | null;
       targetType?: string;
       targetId?: string;

@@ -7,6 +7,7 @@ import type { Database } from '../../infra/db/index.js';
 import { recordAudit, type AuditEntry } from '../audit/record.js';
 import { tenantSettingsOf } from './settings.js';
 import { checkWebhookUrl } from './webhook-url.js';
+import type { AuditAction } from '@portico/contract';
 
 type Db = Pick<Database, 'prisma'>;
 
@@ -66,7 +67,7 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
     return tenant;
   }
 
-  const audit = (ctx: TenantContext, action: string, metadata: Prisma.InputJsonObject) => ({
+  const audit = (ctx: TenantContext, action: AuditAction, metadata: Prisma.InputJsonObject) => ({
     tenantId: ctx.actor.tenantId,
     actorType: ctx.actor.kind,
     actorId: ctx.actor.userId ?? null,

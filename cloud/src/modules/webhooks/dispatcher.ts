@@ -14,6 +14,7 @@ import { newId, type Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 import { webhookSecretContext } from '../tenants/provision.js';
 import { BlockedAddressError, postJson } from './post.js';
+import { RESPONSE_READ_BYTES, responseExcerpt } from './response-excerpt.js';
 
 /** Delays before the retries that follow a failed first attempt (contract 6.1, section 8). */
 export const RETRY_DELAYS_MS = [1_000, 5_000, 30_000] as const;
@@ -172,15 +173,25 @@ export function createWebhookDispatcher(deps: {
    * `X-Service-Signature` (the body's) and `X-Service-Signature-V2` (timestamp and body): the current
    * secret's signature, then the previous one's during an overlap.
    */
-  function signatures(row: ClaimedRow, body: string, timestamp: number): Record<string, string> {
+  function signatures(
+    row: ClaimedRow,
+    body: string,
+    timestamp: number,
+  ): { headers: Record<string, string>; confidential: string[] } {
     const context = webhookSecretContext(row.tenant_id);
     const secrets = [row.secret, row.previous_secret]
       .filter((s): s is string => s !== null)
       .map((s) => deps.cipher.decryptString(Buffer.from(s, 'base64'), context));
+    const v1 = secrets.map((secret) => signWebhook(body, secret));
+    const v2 = secrets.map((secret) => signWebhookAt(timestamp, body, secret));
     return {
-      'x-service-signature': secrets.map((secret) => signWebhook(body, secret)).join(','),
-      'x-service-timestamp': String(timestamp),
-      'x-service-signature-v2': secrets.map((secret) => signWebhookAt(timestamp, body, secret)).join(','),
+      headers: {
+        'x-service-signature': v1.join(','),
+        'x-service-timestamp': String(timestamp),
+        'x-service-signature-v2': v2.join(','),
+      },
+      // What the answer's excerpt must never show, should the receiver echo it.
+      confidential: [...secrets, ...v1, ...v2],
     };
   }
 
@@ -190,21 +201,29 @@ export function createWebhookDispatcher(deps: {
     const body = webhookBody(payload);
     const started = performance.now();
     let statusCode: number | null = null;
+    let response: string | null = null;
     let error: string | null = null;
     let permanent = false;
     try {
-      ({ statusCode } = await postJson(
+      const signed = signatures(row, body, Math.floor(deps.clock.now().getTime() / 1000));
+      const answer = await postJson(
         row.url,
         body,
         {
           'user-agent': 'Portico-Webhooks/1.0',
-          ...signatures(row, body, Math.floor(deps.clock.now().getTime() / 1000)),
+          ...signed.headers,
           'x-service-delivery-id': row.id,
           'x-service-event': payload.event,
           'x-service-attempt': String(row.attempts),
         },
-        { timeoutMs: DELIVERY_TIMEOUT_MS, allowPrivate: deps.allowPrivateUrls },
-      ));
+        {
+          timeoutMs: DELIVERY_TIMEOUT_MS,
+          allowPrivate: deps.allowPrivateUrls,
+          maxBodyBytes: RESPONSE_READ_BYTES,
+        },
+      );
+      statusCode = answer.statusCode;
+      response = responseExcerpt(answer.body, answer.truncated, signed.confidential);
     } catch (err) {
       permanent = err instanceof BlockedAddressError;
       error =
@@ -226,8 +245,10 @@ export function createWebhookDispatcher(deps: {
     // reaches the threshold (or a failed probe after it) opens it for CIRCUIT_OPEN_MS.
     const [circuit] = await prisma.$queryRaw<{ open_until: Date | null }[]>`
       WITH logged AS (
-        INSERT INTO webhook_attempts (id, tenant_id, delivery_id, attempt, status_code, error, duration_ms, created_at)
-        VALUES (${newId()}, ${row.tenant_id}, ${row.id}, ${row.attempts}, ${statusCode}, ${error}, ${durationMs}, ${now})
+        INSERT INTO webhook_attempts (id, tenant_id, delivery_id, attempt, status_code, error, duration_ms,
+                                      response_excerpt, created_at)
+        VALUES (${newId()}, ${row.tenant_id}, ${row.id}, ${row.attempts}, ${statusCode}, ${error}, ${durationMs},
+                ${response}, ${now})
       ), closed AS (
         UPDATE webhook_circuits SET failures = 0, open_until = NULL, updated_at = ${now}
          WHERE ${ok} AND tenant_id = ${row.tenant_id} AND failures > 0

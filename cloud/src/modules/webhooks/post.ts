@@ -10,6 +10,10 @@ export class BlockedAddressError extends Error {}
 
 export interface PostResult {
   statusCode: number;
+  /** The start of the answer body, at most `maxBodyBytes` bytes (the rest is read and dropped). */
+  body: Buffer;
+  /** The answer body was longer than what `body` holds. */
+  truncated: boolean;
 }
 
 function guardedLookup(allowPrivate: boolean): LookupFunction {
@@ -32,7 +36,7 @@ export function postJson(
   url: string,
   body: string,
   headers: Record<string, string>,
-  options: { timeoutMs: number; allowPrivate: boolean },
+  options: { timeoutMs: number; allowPrivate: boolean; maxBodyBytes: number },
 ): Promise<PostResult> {
   const target = new URL(url);
   const literal = target.hostname.replace(/^\[|\]$/g, '');
@@ -54,9 +58,22 @@ export function postJson(
         signal: AbortSignal.timeout(options.timeoutMs),
       },
       (res) => {
-        // The body is not needed; drain it so the socket is released.
-        res.resume();
-        res.on('end', () => resolve({ statusCode: res.statusCode ?? 0 }));
+        // The start of the body is kept for the delivery log; the rest is drained so the socket is
+        // released (within the same time-out as the request).
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        let truncated = false;
+        res.on('data', (chunk: Buffer) => {
+          const room = options.maxBodyBytes - kept;
+          if (chunk.length > room) truncated = true;
+          if (room <= 0) return;
+          const part = chunk.subarray(0, room);
+          chunks.push(part);
+          kept += part.length;
+        });
+        res.on('end', () =>
+          resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks), truncated }),
+        );
         res.on('error', reject);
       },
     );

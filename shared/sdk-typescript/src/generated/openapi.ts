@@ -1836,7 +1836,7 @@ export interface paths {
     };
     /**
      * The tenant’s audit log, newest first
-     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins only (an operator gets 403). Filters: `action` (exact, or a prefix ending in `.`), `actorId`, `from`, `to`. Pages by `nextCursor`.
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins only (an operator gets 403). Each entry names its actor in words (`actor`: a user’s name and e-mail, an API key’s application and `prefix…lastFour`, a device’s name; portal, public, system and operator actors by their type), read with the page in one lookup per kind of actor. Filters combine: `action` (exact, or a prefix ending in `.`: `person.`), `actorType`, `actorId`, `actor` (text in a name, e-mail, key prefix or application name), `targetType`, `targetId`, `from` (inclusive), `to` (exclusive). Pages by `nextCursor`. Every action is listed in the `AuditAction` schema.
      */
     get: operations['adminAuditLog'];
     put?: never;
@@ -1856,11 +1856,51 @@ export interface paths {
     };
     /**
      * Webhook deliveries with their attempts, newest first
-     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. Each delivery with the payload sent and every attempt (time, HTTP status, duration, error). Filters: `status`, `event`. Pages by `nextCursor`.
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. Each delivery with the payload sent and every attempt (time, HTTP status, duration, error, the start of the answer body). Filters: `status`, `event`. Pages by `nextCursor`.
      */
     get: operations['adminListWebhookDeliveries'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/webhook-deliveries/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One webhook delivery with its payload and attempts
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Every role may read it. The delivery with the exact body sent (`payload`), every attempt (time, HTTP status or error, duration, the start of the answer body with secrets redacted) and `nextAttemptAt` while it waits for a retry.
+     */
+    get: operations['adminGetWebhookDelivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/webhook-deliveries/{id}/retry': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Try a delivery that waits for a retry now
+     * @description Admin-only addition, not in the service contract: for the admin console. Needs the session JWT of a tenant user (`/v1/auth/login`); API keys are refused with 403. Owners and admins. A `pending` delivery (its last attempt failed and `nextAttemptAt` is ahead) is tried now instead, with the retries it has left; while the tenant’s circuit is open it still waits for the circuit. A delivered, failed or cancelled delivery answers 409: send it again with `redeliver`. Audited (`webhook.retried`).
+     */
+    post: operations['adminRetryWebhookDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4456,20 +4496,70 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       at: string;
-      /** @description `adminSession`, `apiKey`, `portal`, `device`, `public`, `system`, `operator`. */
+      /**
+       * @description `adminSession`, `apiKey`, `portal`, `device`, `public`, `system`, `operator` (as `actor.type`).
+       * @example adminSession
+       */
       actorType: string;
       /** @description The user, API key, portal account or device. */
       actorId: string | null;
+      actor: components['schemas']['AdminAuditActor'];
+      /**
+       * @description An `AuditAction`; entries written before an action was renamed keep their old name.
+       * @example person.updated
+       */
       action: string;
+      /** @example person */
       targetType: string | null;
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
       targetId: string | null;
-      /** @description Identifiers and outcomes; never secrets or biometrics. */
+      /**
+       * @description Identifiers and outcomes; never secrets or biometrics.
+       * @example {
+       *       "fields": [
+       *         "name",
+       *         "email"
+       *       ]
+       *     }
+       */
       metadata: {
         [key: string]: unknown;
       };
       ip: string | null;
       requestId: string | null;
     };
+    /** @description Who acted, in words, read with the page (one lookup per kind of actor, not per entry). */
+    AdminAuditActor: {
+      type: components['schemas']['AuditActorType'];
+      /** @description The user, API key, portal account or device. */
+      id: string | null;
+      /**
+       * @description A user’s name, a device’s name, or the application of an API key; null for a user without a name, a removed actor, and for portal, public, system and operator actors (said by `type`).
+       * @example Ana Souza
+       */
+      name: string | null;
+      /**
+       * @description A user’s e-mail.
+       * @example ana@example.com
+       */
+      email: string | null;
+      /**
+       * @description An API key as `prefix…lastFour` (never the key).
+       * @example pk_live_3f9a…b21c
+       */
+      key: string | null;
+      /**
+       * @description The user, device or key is gone from the tenant: only its id is left.
+       * @example false
+       */
+      removed: boolean;
+    };
+    /**
+     * @description `adminSession` a console user, `apiKey` an integrator’s key, `device` an edge device, `portal` a person in the self-service portal, `public` someone not signed in (a guest answering an invitation, a failed login), `system` the service itself (jobs), `operator` the platform operator (command line).
+     * @example adminSession
+     * @enum {string}
+     */
+    AuditActorType: 'adminSession' | 'apiKey' | 'device' | 'portal' | 'public' | 'system' | 'operator';
     AdminWebhookDeliveryPage: {
       items: components['schemas']['AdminWebhookDelivery'][];
       /** @description Pass as `cursor` to get the next page; null on the last page. */
@@ -4507,7 +4597,7 @@ export interface components {
       createdAt: string;
       /**
        * Format: date-time
-       * @description When a pending delivery is tried next.
+       * @description When a pending delivery is tried next (`retry` brings it forward to now).
        * @example 2026-11-21T10:15:30.123Z
        */
       nextAttemptAt: string | null;
@@ -4520,7 +4610,20 @@ export interface components {
       lastError: string | null;
       /** @description Every attempt, first first. */
       attempts: components['schemas']['AdminWebhookAttempt'][];
-      /** @description The body sent, as signed (`environment` is absent from events recorded before environments existed). */
+      /**
+       * @description The body sent, as signed (`environment` is absent from events recorded before environments existed).
+       * @example {
+       *       "id": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11",
+       *       "event": "webhook.test",
+       *       "tenantId": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a0001",
+       *       "environment": "live",
+       *       "timestamp": "2026-11-21T10:15:30.123Z",
+       *       "data": {
+       *         "requestedBy": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a0002",
+       *         "message": "Test event from the Portico admin console"
+       *       }
+       *     }
+       */
       payload: {
         /** @description Event id: the same on every retry and on the bus; deduplicate by it. */
         id: string;
@@ -4555,15 +4658,30 @@ export interface components {
     /** @enum {string} */
     WebhookDeliveryStatus: 'pending' | 'delivering' | 'delivered' | 'failed' | 'cancelled';
     AdminWebhookAttempt: {
+      /** @example 1 */
       attempt: number;
       /**
        * Format: date-time
        * @example 2026-11-21T10:15:30.123Z
        */
       at: string;
+      /**
+       * @description Null when no answer came.
+       * @example 500
+       */
       statusCode: number | null;
+      /** @example 42 */
       durationMs: number;
+      /**
+       * @description Why no answer came (connection refused, timeout, address refused), or the cancellation.
+       * @example connect ECONNREFUSED 203.0.113.7:443
+       */
       error: string | null;
+      /**
+       * @description The start of the receiver’s answer body (at most 1024 characters, ending in `…` when cut); the tenant’s webhook secret and the signatures sent are replaced by `[redacted]` should the receiver echo them. Null when there was no answer or it was empty.
+       * @example {"error":"database unavailable"}
+       */
+      response: string | null;
     };
     AdminBusInfo: {
       /** @example portico/v1/tenants/0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11/ */
@@ -4800,6 +4918,8 @@ export type SchemaAdminStats = components['schemas']['AdminStats'];
 export type SchemaAdminDeviceStatus = components['schemas']['AdminDeviceStatus'];
 export type SchemaAdminAuditPage = components['schemas']['AdminAuditPage'];
 export type SchemaAdminAuditEntry = components['schemas']['AdminAuditEntry'];
+export type SchemaAdminAuditActor = components['schemas']['AdminAuditActor'];
+export type SchemaAuditActorType = components['schemas']['AuditActorType'];
 export type SchemaAdminWebhookDeliveryPage = components['schemas']['AdminWebhookDeliveryPage'];
 export type SchemaAdminWebhookDelivery = components['schemas']['AdminWebhookDelivery'];
 export type SchemaWebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
@@ -13034,8 +13154,19 @@ export interface operations {
         cursor?: string;
         /** @description An action (`person.created`), or a prefix ending in `.` (`checkin.`). */
         action?: string;
+        /** @description `adminSession` a console user, `apiKey` an integrator’s key, `device` an edge device, `portal` a person in the self-service portal, `public` someone not signed in (a guest answering an invitation, a failed login), `system` the service itself (jobs), `operator` the platform operator (command line). */
+        actorType?: components['schemas']['AuditActorType'];
+        /** @description The actor’s id, exactly. */
         actorId?: string;
+        /** @description Text in the actor’s name or e-mail (a user), name (a device), key prefix or application name (an API key); case-insensitive. */
+        actor?: string;
+        /** @description What the action was done to: `person`, `event`, `guest`, `device`, … */
+        targetType?: string;
+        /** @description The target’s id, exactly. */
+        targetId?: string;
+        /** @description Entries at or after this time. */
         from?: string;
+        /** @description Entries before this time. */
         to?: string;
       };
       header?: never;
@@ -13146,6 +13277,152 @@ export interface operations {
       };
       /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
       403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminGetWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminWebhookDelivery'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such delivery in your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  adminRetryWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, due now */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['AdminWebhookDelivery'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such delivery in your tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: the delivery is not waiting for a retry (delivered, failed, cancelled or in flight) */
+      409: {
         headers: {
           [name: string]: unknown;
         };

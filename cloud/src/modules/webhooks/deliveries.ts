@@ -1,12 +1,14 @@
-// The webhook delivery log of a tenant with every attempt, and the two actions the console offers on
-// it: send a delivery again (a new delivery of the same event through the dispatcher) and send a signed
-// `webhook.test` event. Both go to the tenant's current webhookUrl.
+// The webhook delivery log of a tenant with every attempt (and the start of each answer), and the
+// actions the console offers on it: try a delivery that waits for its next retry now, send a delivery
+// again (a new delivery of the same event through the dispatcher) and send a signed `webhook.test`
+// event. The last two go to the tenant's current webhookUrl.
 import {
   Id,
   Timestamp,
   z,
   type AdminWebhookDelivery,
   type AdminWebhookDeliveryQuery,
+  type AuditAction,
   type WebhookPayload,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
@@ -18,7 +20,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { newId } from '../../infra/db/index.js';
 import { auditActorOf, recordAudit } from '../audit/record.js';
 import { emitEvent } from '../outbox/emit.js';
-import { webhookBody } from '../webhooks/dispatcher.js';
+import { webhookBody } from './dispatcher.js';
 import { getTenantSettings } from '../tenants/service.js';
 
 const DeliveryCursor = z.tuple([Timestamp, Id]);
@@ -48,6 +50,7 @@ function toWire(row: Row): AdminWebhookDelivery {
       statusCode: a.statusCode,
       durationMs: a.durationMs,
       error: a.error,
+      response: a.responseExcerpt,
     })),
     // Exactly the bytes the dispatcher sends and signs.
     payload: JSON.parse(
@@ -69,11 +72,18 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
   const one = async (tenantId: string, id: string) =>
     toWire(await prisma.webhookDelivery.findFirstOrThrow({ where: { id, tenantId }, include: INCLUDE }));
 
+  /** One delivery of the tenant, or 404 (another tenant's included). */
+  const found = async (tenantId: string, id: string) => {
+    const row = await prisma.webhookDelivery.findFirst({ where: { id, tenantId }, include: INCLUDE });
+    if (!row) throw notFound('Webhook delivery');
+    return toWire(row);
+  };
+
   const audit = (
     tx: Prisma.TransactionClient,
     actor: ActorOf<'adminSession'>,
     meta: RequestMeta,
-    action: string,
+    action: AuditAction,
     target: { type: string; id: string },
     metadata: Prisma.InputJsonObject = {},
   ) =>
@@ -118,6 +128,35 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         nextCursor:
           rows.length > query.limit && last ? encodeCursor([last.createdAt.toISOString(), last.id]) : null,
       };
+    },
+
+    get: found,
+
+    /**
+     * A delivery waiting for its next retry is tried now (its retries left unchanged). Only a pending
+     * one: a delivered, failed or cancelled delivery is sent again by `redeliver`.
+     */
+    async retry(actor: ActorOf<'adminSession'>, deliveryId: string, meta: RequestMeta) {
+      const now = deps.clock.now();
+      const moved = await prisma.$transaction(async (tx) => {
+        const { count } = await tx.webhookDelivery.updateMany({
+          where: { id: deliveryId, tenantId: actor.tenantId, status: 'pending' },
+          data: { nextAttemptAt: now },
+        });
+        if (count === 0) return false;
+        await audit(tx, actor, meta, 'webhook.retried', { type: 'webhook_delivery', id: deliveryId });
+        return true;
+      });
+      if (!moved) {
+        const current = await found(actor.tenantId, deliveryId);
+        throw new AppError(
+          409,
+          'conflict',
+          `This delivery is ${current.status}, not waiting for a retry: send it again with redeliver`,
+        );
+      }
+      deps.outbox.notify();
+      return one(actor.tenantId, deliveryId);
     },
 
     /** A new delivery of the same event (same payload and event id) to the tenant's current webhookUrl. */
