@@ -1,7 +1,8 @@
 // What the console says when a call fails: one sentence in the console's language per stable error
 // `code` (the API's English `detail` is written for integrators), with the code and request id kept
 // for support. Keyed by the contract's codes, so a new code does not compile until it has its words.
-import type { ErrorCode } from '@portico/contract';
+import type { ErrorCode, EventStatus } from '@portico/contract';
+import { ENUM_WORDS } from '@portico/contract/words';
 import { PorticoError, PorticoHttpError } from '@portico/sdk';
 import { lang, term, type Lang } from './i18n.js';
 
@@ -164,7 +165,9 @@ export function errorText(code: string, fields: Record<string, unknown> = {}): s
   const text = (TEXTS[lang()] as Record<string, string | undefined>)[code];
   return text?.replace(/\{(\w+)\}/g, (_, k: string) => {
     const v = fields[k];
-    return typeof v === 'string' || typeof v === 'number' ? term(String(v)) : '';
+    // Only `invalid_transition` names enum values: {from} and {to} are event statuses.
+    if (typeof v === 'string') return isEventStatus(v) ? term('eventStatus', v) : v;
+    return typeof v === 'number' ? String(v) : '';
   });
 }
 
@@ -186,3 +189,5 @@ export function shownError(err: unknown): ShownError {
   if (err instanceof TypeError) return { message: generic.unreachable, code: err.message };
   return { message: err instanceof Error ? err.message : String(err) };
 }
+
+const isEventStatus = (v: string): v is EventStatus => v in ENUM_WORDS.en.eventStatus;

@@ -98,21 +98,23 @@ export function useEvents(session: Session) {
 /**
  * A list's filters kept in the page's address (`#/checkins?method=qr`), so a reload, the back button
  * after leaving the page, or a link sent to a colleague shows the same list; empty ones are left out.
+ * A change names only the filters it sets; the others keep the values the address holds.
  */
 export function useUrlFilters<K extends string>(
   names: readonly K[],
-): [Record<K, string>, (f: Record<K, string>) => void] {
+): [Record<K, string>, (change: Partial<Record<K, string>>) => void] {
   const read = () => {
     const query = new URLSearchParams(location.hash.split('?')[1] ?? '');
     return Object.fromEntries(names.map((k) => [k, query.get(k) ?? ''])) as Record<K, string>;
   };
   const [filters, setFilters] = useState(read);
-  const change = (f: Record<K, string>) => {
+  const change = (changed: Partial<Record<K, string>>) => {
+    const next = { ...read(), ...changed };
     const query = new URLSearchParams();
-    for (const k of names) if (f[k]) query.set(k, f[k]);
+    for (const k of names) if (next[k]) query.set(k, next[k]);
     const page = location.hash.split('?')[0] ?? '';
     history.replaceState(null, '', query.size ? `${page}?${query}` : page || '#');
-    setFilters(f);
+    setFilters(next);
   };
   return [filters, change];
 }

@@ -1,5 +1,7 @@
 // The console's words in English and Brazilian Portuguese. The language is the admin's choice (kept in
 // localStorage), else the browser's; every page reads `t` while rendering, so switching re-renders all.
+import { ENUM_WORDS, type EnumWords } from '@portico/contract/words';
+
 const en = {
   appName: 'Portico console',
   language: 'Language',
@@ -39,6 +41,8 @@ const en = {
   navIntegrations: 'Integrations',
   navSettings: 'Settings',
   navAudit: 'Audit log',
+  skipToContent: 'Skip to content',
+  menu: 'Menu',
   // Today
   liveCheckins: 'Live check-ins',
   liveConnected: 'Live: new check-ins appear here as they are recorded.',
@@ -233,6 +237,15 @@ const en = {
   attempts: 'Attempts',
   redeliver: 'Redeliver',
   refresh: 'Refresh',
+  deliveriesLive: 'The log refreshes itself every few seconds.',
+  deliveryTitle: 'Delivery of {event}',
+  payload: 'Payload (the exact body sent)',
+  response: 'Response',
+  noResponse: 'no answer body',
+  nextRetry: 'Next retry',
+  retryNow: 'Retry now',
+  duration: 'Duration',
+  attempt: 'Attempt',
   mqttTopics: 'MQTT topics',
   topic: 'Topic',
   brokers: 'Brokers',
@@ -334,6 +347,10 @@ const en = {
   actor: 'Actor',
   target: 'Target',
   details: 'Details',
+  auditActorHelp: 'Name, e-mail, device or API key',
+  auditRecordOnly: 'Only the history of {what}',
+  showAll: 'Show all',
+  recordHistory: 'History of this record',
   // Door
   navDoor: 'Door',
   doorPickEvent: 'Event at this door',
@@ -429,6 +446,8 @@ const ptBR: Record<TextKey, string> = {
   navIntegrations: 'Integrações',
   navSettings: 'Configurações',
   navAudit: 'Registro de auditoria',
+  skipToContent: 'Pular para o conteúdo',
+  menu: 'Menu',
   liveCheckins: 'Check-ins ao vivo',
   liveConnected: 'Ao vivo: novos check-ins aparecem aqui assim que são registrados.',
   liveDisconnected: 'Atualização ao vivo interrompida; reconectando…',
@@ -618,6 +637,15 @@ const ptBR: Record<TextKey, string> = {
   attempts: 'Tentativas',
   redeliver: 'Reenviar',
   refresh: 'Atualizar',
+  deliveriesLive: 'O registro se atualiza sozinho a cada poucos segundos.',
+  deliveryTitle: 'Entrega de {event}',
+  payload: 'Conteúdo (o corpo exato enviado)',
+  response: 'Resposta',
+  noResponse: 'resposta sem corpo',
+  nextRetry: 'Próxima tentativa',
+  retryNow: 'Tentar agora',
+  duration: 'Duração',
+  attempt: 'Tentativa',
   mqttTopics: 'Tópicos MQTT',
   topic: 'Tópico',
   brokers: 'Brokers',
@@ -715,6 +743,10 @@ const ptBR: Record<TextKey, string> = {
   actor: 'Autor',
   target: 'Alvo',
   details: 'Detalhes',
+  auditActorHelp: 'Nome, e-mail, dispositivo ou chave de API',
+  auditRecordOnly: 'Somente o histórico de {what}',
+  showAll: 'Mostrar tudo',
+  recordHistory: 'Histórico deste registro',
   navDoor: 'Portaria',
   doorPickEvent: 'Evento nesta entrada',
   doorChooseEvent: 'Escolha o evento em que esta entrada registra os convidados.',
@@ -736,7 +768,7 @@ const ptBR: Record<TextKey, string> = {
   noGuestMatch: 'Nenhum convidado corresponde a “{q}”.',
   checkIn: 'Registrar entrada',
   undo: 'Desfazer',
-  checkInName: 'Registrar a entrada de {name}',
+  checkInName: 'Registrar entrada de {name}',
   undoName: 'Desfazer a entrada de {name}',
   inAt: 'Entrou às {time}',
   checkedInNotice: 'Entrada de {name} registrada.',
@@ -769,7 +801,8 @@ const ptBR: Record<TextKey, string> = {
 };
 
 export type Lang = 'en' | 'pt-BR';
-const TEXTS: Record<Lang, Record<TextKey, string>> = { en, 'pt-BR': ptBR };
+/** Every text in both languages (read by the test that no English is left on a Portuguese page). */
+export const TEXTS: Record<Lang, Record<TextKey, string>> = { en, 'pt-BR': ptBR };
 const KEY = 'portico.console.lang';
 
 export function initialLang(): Lang {
@@ -795,47 +828,9 @@ export function t(key: TextKey, vars: Record<string, string | number> = {}): str
   return TEXTS[current][key].replace(/\{(\w+)\}/g, (_, k: string) => String(vars[k] ?? ''));
 }
 
-/** The API's enum values (statuses, outcomes, methods, flags) as words in Brazilian Portuguese. */
-const TERMS_PT: Record<string, string> = {
-  draft: 'rascunho',
-  published: 'publicado',
-  open: 'aberto',
-  closed: 'encerrado',
-  cancelled: 'cancelado',
-  pending: 'pendente',
-  invited: 'convidado',
-  confirmed: 'confirmado',
-  declined: 'recusou',
-  checked_in: 'presente',
-  success: 'sucesso',
-  denied: 'negado',
-  liveness_failed: 'prova de vida falhou',
-  geofence_alert: 'fora da cerca',
-  facial: 'facial',
-  qr: 'QR',
-  link: 'link',
-  manual: 'manual',
-  offline: 'offline',
-  late: 'atrasado',
-  conflict: 'conflito',
-  event_closed: 'evento encerrado',
-  capacity_reached: 'lotado',
-  method_not_allowed: 'método não permitido',
-  already_checked_in: 'já registrado',
-  step_up_failed: 'segundo fator falhou',
-  created: 'criado',
-  duplicate: 'duplicado',
-  failed: 'com erro',
-  delivered: 'entregue',
-  delivering: 'entregando',
-  active: 'ativa',
-  rotated: 'substituída',
-  revoked: 'revogada',
-};
-
-/** An enum value from the API as a word: Portuguese when the console speaks it, else with spaces. */
-export function term(value: string): string {
-  return current === 'pt-BR' ? (TERMS_PT[value] ?? value) : value.replace(/_/g, ' ');
+/** A contract enum's value as a word in the admin's language (`term('guestStatus', g.status)`). */
+export function term<K extends keyof EnumWords>(kind: K, value: keyof EnumWords[K]): string {
+  return (ENUM_WORDS[current][kind] as Record<keyof EnumWords[K], string>)[value];
 }
 
 /** A calendar date in the admin's language. */

@@ -56,8 +56,13 @@ function App() {
   const [, setLangState] = useState<Lang>(lang());
   const [session, setSession] = useState<Session | null | undefined>(undefined);
   const [path, setPath] = useState(pathOf());
+  // On a phone the menu folds behind a button; choosing a page folds it again.
+  const [menuOpen, setMenuOpen] = useState(false);
   useEffect(() => {
-    const onHash = () => setPath(pathOf());
+    const onHash = () => {
+      setPath(pathOf());
+      setMenuOpen(false);
+    };
     addEventListener('hashchange', onHash);
     onSessionExpired(() => setSession(null));
     resume()
@@ -83,44 +88,66 @@ function App() {
   };
   return (
     <div class="shell">
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          // The address holds the page (`#/persons`): the link moves focus without changing it.
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        {t('skipToContent')}
+      </a>
       <aside>
         <div class="brand">{t('appName')}</div>
-        <div class="who">
-          {session.me.tenant.name}
-          <br />
-          {session.me.email}
-        </div>
-        <nav aria-label="Console">
-          <ul>
-            {pages.map((p) => (
-              <li key={p.path}>
-                <a href={`#/${p.path}`} aria-current={p === current ? 'page' : undefined}>
-                  {t(p.label)}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <LanguageSwitch onChange={changeLang} />
-        <label>
-          <input
-            type="checkbox"
-            role="switch"
-            id="sandbox"
-            checked={session.environment === 'sandbox'}
-            onChange={(e) =>
-              setSession(
-                inEnvironment(session, (e.currentTarget as HTMLInputElement).checked ? 'sandbox' : 'live'),
-              )
-            }
-          />
-          {t('sandbox')}
-        </label>
-        <button type="button" class="secondary outline" id="sign-out" onClick={() => void signOut()}>
-          {t('signOut')}
+        <button
+          type="button"
+          class="menu-toggle secondary outline"
+          aria-expanded={menuOpen}
+          aria-controls="console-menu"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          {t('menu')}
         </button>
+        <div id="console-menu" class={menuOpen ? 'menu open' : 'menu'}>
+          <div class="who">
+            {session.me.tenant.name}
+            <br />
+            {session.me.email}
+          </div>
+          <nav aria-label="Console">
+            <ul>
+              {pages.map((p) => (
+                <li key={p.path}>
+                  <a href={`#/${p.path}`} aria-current={p === current ? 'page' : undefined}>
+                    {t(p.label)}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <LanguageSwitch onChange={changeLang} />
+          <label>
+            <input
+              type="checkbox"
+              role="switch"
+              id="sandbox"
+              checked={session.environment === 'sandbox'}
+              onChange={(e) =>
+                setSession(
+                  inEnvironment(session, (e.currentTarget as HTMLInputElement).checked ? 'sandbox' : 'live'),
+                )
+              }
+            />
+            {t('sandbox')}
+          </label>
+          <button type="button" class="secondary outline" id="sign-out" onClick={() => void signOut()}>
+            {t('signOut')}
+          </button>
+        </div>
       </aside>
-      <main key={`${current.path}-${lang()}-${session.environment}`}>
+      <main id="main" tabIndex={-1} key={`${current.path}-${lang()}-${session.environment}`}>
         {session.environment === 'sandbox' ? (
           <p class="sandbox-banner" role="status">
             {t('sandboxBanner')}

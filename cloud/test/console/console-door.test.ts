@@ -44,7 +44,7 @@ async function signedIn(locale: string, viewport = LAPTOP, email = org.email): P
   await p.fill('#email', email);
   await p.fill('#password', PASSWORD);
   await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor();
+  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
   return p;
 }
 
@@ -316,6 +316,36 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
       where: { guestId: (await guestByName('Guest 020')).id },
     });
     expect(voided.voidReason).toBe('Tapped the wrong row');
+    await p.close();
+  }, 90_000);
+
+  it('runs the door in Brazilian Portuguese: search, check in, undo, walk-in, several at once', async () => {
+    const p = await signedIn('pt-BR');
+    await openDoor(p);
+    await search(p, 'MARCIA');
+    await p.getByRole('button', { name: 'Registrar entrada de Márcia Lopes' }).click();
+    await expect.poll(() => row(p, 'Márcia Lopes').innerText()).toMatch(/presente/);
+    await shot(p, 'door-checked-in-pt-BR');
+    await p.getByRole('button', { name: 'Desfazer a entrada de Márcia Lopes' }).click();
+    await p.locator('#undo-reason').waitFor();
+    await p.fill('#undo-reason', 'Marcada por engano');
+    await screen(p, 'door-undo-pt-BR');
+    await p.click('#undo-confirm');
+    await expect.poll(() => row(p, 'Márcia Lopes').innerText()).toContain('confirmado');
+    expect((await guestByName('Márcia Lopes')).status).toBe('confirmed');
+
+    await p.click('#walk-in');
+    await p.locator('#walk-in-name').waitFor();
+    await p.fill('#walk-in-name', 'Paulo Avulso');
+    await screen(p, 'door-walk-in-pt-BR');
+    await p.click('#walk-in-submit');
+    await expect.poll(() => row(p, 'Paulo Avulso').innerText()).toContain('presente');
+
+    await search(p, 'guest 10');
+    await p.check('#select-shown');
+    await expect.poll(() => p.locator('#selected-count').innerText()).toMatch(/^\d+ selecionados?$/);
+    await shot(p, 'door-bulk-pt-BR');
+    await p.uncheck('#select-shown');
     await p.close();
   }, 90_000);
 

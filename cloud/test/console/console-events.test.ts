@@ -46,7 +46,7 @@ async function signedIn(viewport = LAPTOP): Promise<Page> {
   await p.fill('#email', org.email);
   await p.fill('#password', PASSWORD);
   await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor();
+  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
   return p;
 }
 

@@ -36,7 +36,7 @@ async function signedIn(locale: string, viewport = LAPTOP): Promise<Page> {
   await p.fill('#email', org.email);
   await p.fill('#password', PASSWORD);
   await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor();
+  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
   await p.goto(`${app.url}/console#/persons`);
   await p.locator('#persons tbody tr').first().waitFor();
   return p;
@@ -122,6 +122,17 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: persons at scale', () => {
     await expect.poll(() => total(p)).toBe('Showing 8 of 8 persons');
     await p.fill('#person-search', '');
     await expect.poll(() => total(p)).toBe('Showing 50 of 150 persons');
+    await p.close();
+  }, 60_000);
+
+  it('pages and searches in Brazilian Portuguese, the search kept in the address', async () => {
+    const p = await signedIn('pt-BR');
+    await expect.poll(() => total(p)).toBe('Exibindo 50 de 150 pessoas');
+    await shot(p, 'persons-paging-pt-BR');
+    await p.fill('#person-search', 'conceicao');
+    await expect.poll(() => names(p)).toEqual(['João Conceição']);
+    await expect.poll(() => new URL(p.url()).hash).toBe('#/persons?q=conceicao');
+    await shot(p, 'persons-search-pt-BR');
     await p.close();
   }, 60_000);
 

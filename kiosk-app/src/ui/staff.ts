@@ -3,6 +3,7 @@
 // wrong PINs and locks out; a session unused for its idle timeout (the agent's `STAFF_SESSION_S`) ends
 // and the kiosk returns to attract.
 import type { AgentStepUpRequired, DoorAnswer } from '@portico/contract';
+import { ENUM_WORDS } from '@portico/contract/words';
 import { agent, type AgentReply } from './agent-client.js';
 import { screenAfter, type IdentifyReply } from './answers.js';
 import { eventPath, failure, go, h, kiosk, root, show, wait, type Handler, type StaffGuest } from './core.js';
@@ -129,7 +130,9 @@ export const staffSearch: Handler<'staff-search'> = () => {
               'button',
               { class: 'guest-row', 'data-guest-id': g.guestId, role: 'listitem' },
               h('span', { class: 'name' }, g.name),
-              ...(g.checkedIn ? [h('span', { class: 'badge' }, t.alreadyIn)] : []),
+              ...(g.checkedIn
+                ? [h('span', { class: 'badge' }, ENUM_WORDS[kiosk.lang].guestStatus.checked_in)]
+                : []),
             );
             row.addEventListener('click', () => void checkIn(g));
             return row;

@@ -46,7 +46,7 @@ const VIA = {
 
 /** How an admission was reached: "Face + QR" when a second factor settled the face, else the method. */
 export const howReached = (c: Pick<AdminCheckin, 'method' | 'stepUp'>) =>
-  c.stepUp ? t('faceVia', { factor: t(VIA[c.stepUp.factor]) }) : term(c.method);
+  c.stepUp ? t('faceVia', { factor: t(VIA[c.stepUp.factor]) }) : term('checkinMethod', c.method);
 
 /** Column titles of a check-in table; `detailed` adds the score and the flags, `actions` the undo. */
 export const checkinHead = (detailed: boolean, actions = false) => [
@@ -93,7 +93,7 @@ export function CheckinRow(props: {
       {props.detailed ? (
         <>
           <td>{c.score === null ? '—' : c.score.toFixed(2)}</td>
-          <td>{c.flags.map(term).join(', ') || '—'}</td>
+          <td>{c.flags.map((f) => term('checkinFlag', f)).join(', ') || '—'}</td>
         </>
       ) : null}
       <td>

@@ -167,7 +167,7 @@ export function EventForm(props: {
                     name={`method-${m}`}
                     defaultChecked={event ? event.checkinMethods.includes(m) : true}
                   />
-                  {term(m)}
+                  {term('checkinMethod', m)}
                 </label>
               ))}
             </fieldset>

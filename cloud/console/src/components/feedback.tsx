@@ -1,4 +1,5 @@
 // What a page says back: a failure, a short confirmation, a badge.
+import type { AdminCheckin } from '@portico/contract';
 import type { ComponentChildren } from 'preact';
 import type { ShownError } from '../errors.js';
 import { t, term } from '../i18n.js';
@@ -38,7 +39,7 @@ export function Badge(props: { tone?: 'ok' | 'bad' | 'warn'; children: Component
 }
 
 /** A check-in outcome as a coloured badge. */
-export function OutcomeBadge({ outcome }: { outcome: string }) {
+export function OutcomeBadge({ outcome }: { outcome: AdminCheckin['outcome'] }) {
   const tone = outcome === 'success' ? 'ok' : outcome === 'geofence_alert' ? 'warn' : 'bad';
-  return <Badge tone={tone}>{term(outcome)}</Badge>;
+  return <Badge tone={tone}>{term('checkinOutcome', outcome)}</Badge>;
 }

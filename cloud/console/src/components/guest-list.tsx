@@ -84,12 +84,12 @@ function GuestForm(props: { session: Session; guest: Guest; onDone: (changed: bo
             <select name="status" id="guest-status" disabled={guest.status === 'checked_in'}>
               {guest.status === 'checked_in' ? (
                 <option value="checked_in" selected>
-                  {term('checked_in')}
+                  {term('guestStatus', 'checked_in')}
                 </option>
               ) : null}
               {SETTABLE_STATUSES.map((st) => (
                 <option key={st} value={st} selected={st === guest.status}>
-                  {term(st)}
+                  {term('guestStatus', st)}
                 </option>
               ))}
             </select>
@@ -223,7 +223,7 @@ export function Guests(props: { session: Session; event: EventT; onChanged: (e: 
           {GUEST_STATUSES.map((s) => (
             <span key={s}>
               <Badge tone={s === 'checked_in' ? 'ok' : undefined}>
-                {term(s)}: {byStatus(s)}
+                {term('guestStatus', s)}: {byStatus(s)}
               </Badge>{' '}
             </span>
           ))}
@@ -264,7 +264,7 @@ export function Guests(props: { session: Session; event: EventT; onChanged: (e: 
                   <td>{r.row}</td>
                   <td>
                     <Badge tone={r.status === 'created' ? 'ok' : r.status === 'failed' ? 'bad' : 'warn'}>
-                      {term(r.status)}
+                      {term('guestImportRow', r.status)}
                     </Badge>
                   </td>
                   <td>
@@ -334,7 +334,9 @@ export function Guests(props: { session: Session; event: EventT; onChanged: (e: 
             <td>{g.name}</td>
             <td>{g.email ?? '—'}</td>
             <td>
-              <Badge tone={g.status === 'checked_in' ? 'ok' : undefined}>{term(g.status)}</Badge>
+              <Badge tone={g.status === 'checked_in' ? 'ok' : undefined}>
+                {term('guestStatus', g.status)}
+              </Badge>
             </td>
             <td>{when(g.checkedInAt ?? g.confirmedAt ?? g.invitedAt)}</td>
             <td>

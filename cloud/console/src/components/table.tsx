@@ -6,15 +6,22 @@ import { t } from '../i18n.js';
 /**
  * A table in its scrolling wrapper: `head` the column titles, the children its rows. `stacked`: on a
  * phone each row becomes a card whose cells are labelled by their `data-label` (nothing scrolls sideways).
+ * The wrapper takes focus (axe's scrollable-region-focusable: a keyboard scrolls what it cannot click).
  */
 export function Table(props: {
   id: string;
   head: readonly string[];
   stacked?: boolean;
+  /** Names the scrolling region for screen readers (it takes focus, so the keyboard can scroll it). */
+  label?: string;
   children: ComponentChildren;
 }) {
   return (
-    <div class={props.stacked ? 'table-wrap stacked' : 'table-wrap'}>
+    <div
+      class={props.stacked ? 'table-wrap stacked' : 'table-wrap'}
+      tabIndex={0}
+      {...(props.label ? { role: 'region', 'aria-label': props.label } : {})}
+    >
       <table id={props.id}>
         <thead>
           <tr>

@@ -1,6 +1,7 @@
 // Check-ins: every check-in of the tenant with filters, newest first, page by page; an admission undone
 // with a reason; the same filters export a CSV file.
 import type { AdminCheckin, AdminCheckinFlag, Event as EventT } from '@portico/contract';
+import type { EnumWords } from '@portico/contract/words';
 import { ok } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term } from '../i18n.js';
@@ -29,6 +30,9 @@ const FLAGS = valuesOf<AdminCheckinFlag>({
   method_not_allowed: true,
   already_checked_in: true,
 });
+
+/** The filters whose choices are a contract enum, and that enum's words. */
+const FILTER_WORDS = { method: 'checkinMethod', outcome: 'checkinOutcome', flag: 'checkinFlag' } as const;
 
 const FILTERS = ['eventId', 'method', 'outcome', 'flag', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
@@ -84,11 +88,13 @@ export function Checkins({ session }: { session: Session }) {
       saveFile(csv, `checkins-${new Date().toISOString().slice(0, 10)}.csv`);
     });
 
-  const option = (name: keyof Filters) => (v: string) => (
-    <option key={v} value={v} selected={filters[name] === v}>
-      {term(v)}
-    </option>
-  );
+  const option =
+    <K extends keyof typeof FILTER_WORDS>(name: K) =>
+    (v: keyof EnumWords[(typeof FILTER_WORDS)[K]] & string) => (
+      <option key={v} value={v} selected={filters[name] === v}>
+        {term(FILTER_WORDS[name], v)}
+      </option>
+    );
   return (
     <>
       <PageHeader title={t('navCheckins')}>

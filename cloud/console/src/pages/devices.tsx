@@ -53,7 +53,7 @@ function EventChoice(props: {
           <span>
             {e.name}
             <small class="muted">
-              {term(e.status)}
+              {term('eventStatus', e.status)}
               {e.startsAt ? ` · ${when(e.startsAt)}` : ''}
             </small>
           </span>

@@ -65,7 +65,7 @@ export function Door({ session }: { session: Session }) {
         </option>
         {choices.map((e) => (
           <option key={e.id} value={e.id}>
-            {e.name} ({term(e.status)})
+            {e.name} ({term('eventStatus', e.status)})
           </option>
         ))}
       </select>
@@ -214,7 +214,12 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
       patchRow(g.id, { status: 'checked_in', checkedInAt: result.occurredAt });
       return true;
     }
-    setNotice(t('deniedNotice', { name: g.name, reason: term(result.reason ?? result.outcome) }));
+    setNotice(
+      t('deniedNotice', {
+        name: g.name,
+        reason: result.reason ? term('denialReason', result.reason) : term('checkinOutcome', result.outcome),
+      }),
+    );
     return false;
   };
 
@@ -358,7 +363,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
               <option value="">{t('all')}</option>
               {STATUSES.map((s) => (
                 <option key={s} value={s}>
-                  {term(s)}
+                  {term('guestStatus', s)}
                 </option>
               ))}
             </select>
@@ -445,7 +450,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
             </div>
             <div class="state">
               <Badge tone={g.status === 'checked_in' ? 'ok' : g.status === 'declined' ? 'bad' : undefined}>
-                {term(g.status)}
+                {term('guestStatus', g.status)}
               </Badge>
               {g.status === 'checked_in' && g.checkedInAt ? (
                 <small>{t('inAt', { time: timeOf(g.checkedInAt) })}</small>

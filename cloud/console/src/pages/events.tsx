@@ -44,8 +44,9 @@ function EventDetail(props: {
         </button>
       </PageHeader>
       <p>
-        {t('status')}: <Badge tone={event.status === 'open' ? 'ok' : undefined}>{term(event.status)}</Badge> ·{' '}
-        {event.checkinMethods.map(term).join(', ')} ·{' '}
+        {t('status')}:{' '}
+        <Badge tone={event.status === 'open' ? 'ok' : undefined}>{term('eventStatus', event.status)}</Badge> ·{' '}
+        {event.checkinMethods.map((m) => term('checkinMethod', m)).join(', ')} ·{' '}
         <span id="event-when">
           {whenIn(event.startsAt, event.timeZone)}
           {event.endsAt ? ` – ${whenIn(event.endsAt, event.timeZone)}` : ''}
@@ -137,10 +138,10 @@ export function Events({ session }: { session: Session }) {
           <tr key={e.id}>
             <td>{e.name}</td>
             <td>
-              <Badge tone={e.status === 'open' ? 'ok' : undefined}>{term(e.status)}</Badge>
+              <Badge tone={e.status === 'open' ? 'ok' : undefined}>{term('eventStatus', e.status)}</Badge>
             </td>
             <td>{whenIn(e.startsAt, e.timeZone)}</td>
-            <td>{e.checkinMethods.map(term).join(', ')}</td>
+            <td>{e.checkinMethods.map((m) => term('checkinMethod', m)).join(', ')}</td>
             <td>
               <button type="button" class="outline" onClick={() => setSelected(e)}>
                 {t('guests')} / {t('configure')}

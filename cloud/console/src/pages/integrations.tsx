@@ -112,7 +112,7 @@ function ApplicationKeys({
         {(keys.data ?? []).map((k) => (
           <li key={k.id}>
             <code>{label(k)}</code>{' '}
-            <Badge tone={k.status === 'active' ? 'ok' : undefined}>{term(k.status)}</Badge>{' '}
+            <Badge tone={k.status === 'active' ? 'ok' : undefined}>{term('apiKeyStatus', k.status)}</Badge>{' '}
             <ScopeList scopes={k.scopes} />
             <br />
             <small class="muted">
@@ -302,7 +302,7 @@ function Webhooks({ session }: { session: Session }) {
             </td>
             <td>
               <Badge tone={d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : undefined}>
-                {term(d.status)}
+                {term('deliveryStatus', d.status)}
               </Badge>
             </td>
             <td>

@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { t, when } from '../i18n.js';
 import { enrollmentRefusal, PhotoPicker } from '../photo.js';
 import type { Session } from '../session.js';
-import { useAction, usePages } from '../hooks.js';
+import { useAction, usePages, useUrlFilters } from '../hooks.js';
 import { rowProblem } from '../format.js';
 import { Badge, ErrorNote, Notice } from '../components/feedback.js';
 import { PagesFooter, Table } from '../components/table.js';
@@ -332,19 +332,22 @@ function PersonActions(props: {
 }
 
 const PAGE = 50;
+const FILTERS = ['q', 'enrolled'] as const;
+
 /** How long typing must pause before the list is asked again. */
 const TYPING_MS = 250;
 
 export function Persons({ session }: { session: Session }) {
-  const [typed, setTyped] = useState('');
-  const [q, setQ] = useState('');
-  const [enrolled, setEnrolled] = useState<'' | 'true' | 'false'>('');
+  const [filters, setFilters] = useUrlFilters(FILTERS);
+  const { q } = filters;
+  const enrolled = filters.enrolled as '' | 'true' | 'false';
+  const [typed, setTyped] = useState(q);
   const [tick, setTick] = useState(0);
   const [saved, setSaved] = useState<string | null>(null);
   const [editing, setEditing] = useState<Editing>(null);
   const [importing, setImporting] = useState(false);
   useEffect(() => {
-    const timer = setTimeout(() => setQ(typed.trim()), TYPING_MS);
+    const timer = setTimeout(() => setFilters({ q: typed.trim() }), TYPING_MS);
     return () => clearTimeout(timer);
   }, [typed]);
   // Newest first (the API's order), so a person just saved is on top of the first page.
@@ -384,8 +387,7 @@ export function Persons({ session }: { session: Session }) {
             // A new person is shown on top: the search and filter that could hide them are cleared.
             if (editing.mode === 'new' && name) {
               setTyped('');
-              setQ('');
-              setEnrolled('');
+              setFilters({ q: '', enrolled: '' });
             }
             setSaved(name ?? null);
             setEditing(null);
@@ -410,7 +412,7 @@ export function Persons({ session }: { session: Session }) {
           <select
             id="person-enrolled"
             value={enrolled}
-            onChange={(e) => setEnrolled(e.currentTarget.value as '' | 'true' | 'false')}
+            onChange={(e) => setFilters({ enrolled: e.currentTarget.value })}
           >
             <option value="">{t('all')}</option>
             <option value="true">{t('yes')}</option>

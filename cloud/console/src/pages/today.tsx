@@ -6,6 +6,7 @@ import { ok } from '@portico/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { day, t, term, when } from '../i18n.js';
 import { followCheckins } from '../live.js';
+import type { EnumWords } from '@portico/contract/words';
 import type { Session } from '../session.js';
 import { ArrivalsChart } from '../components/arrivals-chart.js';
 import { AttendanceMeter } from '../components/attendance.js';
@@ -17,7 +18,12 @@ import { checkinHead, CheckinRow } from '../components/checkin-row.js';
 
 const MAX_LIVE = 50;
 
-function Counts({ title, counts }: { title: string; counts: Record<string, number> }) {
+function Counts<K extends 'checkinMethod' | 'checkinOutcome'>(props: {
+  title: string;
+  kind: K;
+  counts: Record<string, number>;
+}) {
+  const { title, kind, counts } = props;
   return (
     <article>
       <h3>{title}</h3>
@@ -25,7 +31,7 @@ function Counts({ title, counts }: { title: string; counts: Record<string, numbe
         <tbody>
           {Object.entries(counts).map(([k, n]) => (
             <tr key={k}>
-              <th scope="row">{term(k)}</th>
+              <th scope="row">{term(kind, k as keyof EnumWords[K])}</th>
               <td>{n}</td>
             </tr>
           ))}
@@ -110,8 +116,8 @@ export function Today({ session }: { session: Session }) {
             </tbody>
           </table>
         </article>
-        {s ? <Counts title={t('byMethod')} counts={s.byMethod} /> : null}
-        {s ? <Counts title={t('byOutcome')} counts={s.byOutcome} /> : null}
+        {s ? <Counts title={t('byMethod')} kind="checkinMethod" counts={s.byMethod} /> : null}
+        {s ? <Counts title={t('byOutcome')} kind="checkinOutcome" counts={s.byOutcome} /> : null}
       </section>
 
       {s && s.attendance.length > 0 ? (
