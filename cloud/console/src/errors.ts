@@ -4,7 +4,8 @@
 import type { ErrorCode, EventStatus } from '@portico/contract';
 import { ENUM_WORDS } from '@portico/contract/words';
 import { PorticoError, PorticoHttpError } from '@portico/sdk';
-import { lang, term, type Lang } from './i18n.js';
+import { lang, term } from './i18n.js';
+import type { Lang } from './texts.js';
 
 /** A failed call as the console shows it: `message` for the person, `code` and `requestId` for support. */
 export interface ShownError {

@@ -1,7 +1,8 @@
 // The tenant admin console: sign-in, then one page per area chosen from the sidebar (`#/today`, …).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { initialLang, lang, setLang, t, type Lang, type TextKey } from './i18n.js';
+import { initialLang, lang, setLang, t } from './i18n.js';
+import type { Lang, TextKey } from './texts.js';
 import { inEnvironment, onSessionExpired, resume, type Session } from './session.js';
 import { SignIn } from './pages/sign-in.js';
 import { Today } from './pages/today.js';

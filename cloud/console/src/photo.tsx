@@ -4,7 +4,8 @@
 import type { AdminFaceQuality } from '@portico/contract';
 import { ok, PorticoError } from '@portico/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { t, type TextKey } from './i18n.js';
+import { t } from './i18n.js';
+import type { TextKey } from './texts.js';
 import type { Session } from './session.js';
 import { useAction } from './hooks.js';
 import { Badge, ErrorNote } from './components/feedback.js';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, loggedInUser, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn, TABLET } from './support.js';
+import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, TABLET } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const NAMED = [
@@ -32,8 +32,7 @@ const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 let eventId = '';
 
 const shot = (p: Page, name: string) => shotIn(shots, p, name);
-/** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
-const screen = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `${name}.png`) });
+const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const row = (p: Page, name: string) => p.locator(`#door-guests li[data-guest="${name}"]`);
 const guestByName = async (name: string) =>
   app.deps.db.prisma.guest.findFirstOrThrow({ where: { eventId, name, deletedAt: null } });

@@ -13,7 +13,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const ZONE = 'America/Sao_Paulo';
@@ -30,7 +30,7 @@ let eventId = '';
 
 const shot = (p: Page, name: string) => shotIn(shots, p, name);
 /** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
-const screen = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `${name}.png`) });
+const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const apiEvent = async () =>
   (await app.request('GET', `/v1/events/${eventId}`, { headers: org.headers })).body as {
     status: string;

@@ -21,6 +21,10 @@ export async function screenshotFolder(scratch: string): Promise<string> {
 export const shotIn = (folder: string, p: Page, name: string) =>
   p.screenshot({ path: path.join(folder, `${name}.png`), fullPage: true });
 
+/** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
+export const screenIn = (folder: string, p: Page, name: string) =>
+  p.screenshot({ path: path.join(folder, `${name}.png`) });
+
 /** A page in its own browser context; a Content-Security-Policy violation it reports lands in `violations`. */
 export async function newConsolePage(
   browser: Browser,

@@ -2,7 +2,8 @@
 // Today, Check-ins and the door view.
 import type { AdminCheckin, StepUpFactor } from '@portico/contract';
 import { useEffect, useState } from 'preact/hooks';
-import { t, term, when, type TextKey } from '../i18n.js';
+import { t, term, when } from '../i18n.js';
+import type { TextKey } from '../texts.js';
 import type { Session } from '../session.js';
 import { Badge, OutcomeBadge } from './feedback.js';
 

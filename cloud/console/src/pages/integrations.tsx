@@ -1,6 +1,6 @@
 // Integrations: applications with their scopes and API keys (a new or rotated key is shown once, with a
 // copy button; a key rotated or revoked after a confirmation), the webhook URL with a test event, the
-// delivery log with each attempt and a redeliver action, and the MQTT topics the service publishes on.
+// delivery log (components/delivery-log.tsx), and the MQTT topics the service publishes on.
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t, term, when } from '../i18n.js';
@@ -12,6 +12,7 @@ import { Table } from '../components/table.js';
 import { Field } from '../components/form.js';
 import { ConfirmDialog } from '../components/dialogs.js';
 import { PageHeader } from '../components/page-header.js';
+import { DeliveryLog } from '../components/delivery-log.js';
 
 type Scope = Schemas['ApiScope'];
 const SCOPES = valuesOf<Scope>({
@@ -227,11 +228,8 @@ function Applications({ session }: { session: Session }) {
 function Webhooks({ session }: { session: Session }) {
   const tenant = { params: { path: { id: session.me.tenant.id } } };
   const settings = useLoad(async () => ok(await session.api.GET('/v1/tenants/{id}/settings', tenant)), []);
-  const deliveries = useLoad(
-    async () =>
-      ok(await session.api.GET('/v1/admin/webhook-deliveries', { params: { query: { limit: 50 } } })),
-    [],
-  );
+  // Bumped when this page queues a delivery, so the log reads it at once rather than at its next poll.
+  const [queued, setQueued] = useState(0);
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
 
@@ -253,12 +251,7 @@ function Webhooks({ session }: { session: Session }) {
     action.run(async () => {
       ok(await session.api.POST('/v1/admin/webhooks/test'));
       setNotice(t('testQueued'));
-      deliveries.reload();
-    });
-  const redeliver = (id: string) =>
-    action.run(async () => {
-      ok(await session.api.POST('/v1/admin/webhook-deliveries/{id}/redeliver', { params: { path: { id } } }));
-      deliveries.reload();
+      setQueued((n) => n + 1);
     });
 
   return (
@@ -284,46 +277,7 @@ function Webhooks({ session }: { session: Session }) {
       ) : null}
       <Notice message={notice} />
       <ErrorNote error={action.error ?? settings.error} />
-      <header class="page">
-        <h3>{t('deliveries')}</h3>
-        <button type="button" class="outline" id="refresh-deliveries" onClick={deliveries.reload}>
-          {t('refresh')}
-        </button>
-      </header>
-      <ErrorNote error={deliveries.error} />
-      <Table id="deliveries" head={[t('when'), t('event'), t('status'), t('attempts'), t('actions')]}>
-        {(deliveries.data?.items ?? []).map((d) => (
-          <tr key={d.id}>
-            <td>{when(d.createdAt)}</td>
-            <td>
-              <code>{d.event}</code>
-              <br />
-              <small class="muted">{d.url}</small>
-            </td>
-            <td>
-              <Badge tone={d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : undefined}>
-                {term('deliveryStatus', d.status)}
-              </Badge>
-            </td>
-            <td>
-              <ol>
-                {d.attempts.map((a) => (
-                  <li key={a.attempt}>
-                    {when(a.at)} · {a.statusCode ?? '—'} · {a.durationMs} ms
-                    {a.error ? ` · ${a.error}` : ''}
-                  </li>
-                ))}
-              </ol>
-            </td>
-            <td>
-              <button type="button" class="outline" onClick={() => void redeliver(d.id)}>
-                {t('redeliver')}
-              </button>
-            </td>
-          </tr>
-        ))}
-      </Table>
-      {deliveries.data?.items.length === 0 ? <p class="muted">{t('none')}</p> : null}
+      <DeliveryLog session={session} version={queued} />
     </section>
   );
 }

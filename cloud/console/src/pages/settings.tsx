@@ -4,7 +4,8 @@
 // with a current code.
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
-import { t, type TextKey } from '../i18n.js';
+import { t } from '../i18n.js';
+import type { TextKey } from '../texts.js';
 import type { Session } from '../session.js';
 import { useAction, useLoad } from '../hooks.js';
 import { Badge, ErrorNote, Notice } from '../components/feedback.js';
