@@ -87,7 +87,7 @@ export function Today({ session }: { session: Session }) {
     <>
       <PageHeader title={t('navToday')} />
       <ErrorNote error={stats.error} />
-      <section class="grid-stats">
+      <section class="grid-stats" aria-busy={!s && !stats.error}>
         <article>
           <h3>{t('total')}</h3>
           <div class="stat" id="total-today">
@@ -141,7 +141,7 @@ export function Today({ session }: { session: Session }) {
 
       <section>
         <h2>{t('liveCheckins')}</h2>
-        <p class="muted" role="status" id="live-state">
+        <p class="muted" role="status" id="live-state" aria-busy={connected !== true && connected !== false}>
           {connected === false ? t('liveDisconnected') : connected ? t('liveConnected') : t('loading')}
         </p>
         <Table id="live" head={checkinHead(false)}>
