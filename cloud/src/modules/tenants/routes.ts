@@ -29,7 +29,8 @@ const SETTINGS_DOC =
   `\`livenessChallenge\` \`${D.livenessChallenge}\` (doors ask for the active challenge only when the passive ` +
   'score is uncertain; `always` on every face), `allowDuplicateFaces` false, ' +
   '`qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token ' +
-  'admitted again within it records nothing new; 0–1440, 0 off).';
+  'admitted again within it records nothing new; 0–1440, 0 off), `apiKeyCheckinsPerMinute` 900 (calls a ' +
+  'minute one API key may make to each public check-in route, 10–1200; see identify).';
 const WRITERS =
   'An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`.';
 

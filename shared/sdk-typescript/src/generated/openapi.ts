@@ -376,7 +376,7 @@ export interface paths {
     };
     /**
      * The tenant’s settings (defaults filled in)
-     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Every setting, with the default where the tenant set nothing. Admin session or API key (scope `tenant:read`). Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off), `apiKeyCheckinsPerMinute` 900 (calls a minute one API key may make to each public check-in route, 10–1200; see identify).
      */
     get: operations['getTenantSettings'];
     put?: never;
@@ -386,7 +386,7 @@ export interface paths {
     head?: never;
     /**
      * Update settings (partial)
-     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off).
+     * @description Only the fields sent change (`age_policy` merges field by field; `webhookUrl: null` turns webhooks off); unknown fields are 400 `validation_failed`. An owner or admin session (the operator role may only read), or an API key with the scope `tenant:write`. Settings and defaults: `webhookUrl` null (http/https; loopback, private and link-local hosts refused), `geofenceRadiusMetros` 200 (metres, 0–100000), `age_policy` `{ minimumAge: null, belowMinimum: "deny" }` (`minimumAge` whole years or null for no rule; `belowMinimum` `deny` or `require_guardian_consent`), `biometricQualityLevel` 0.5 (0.0–1.0, minimum enrollment quality), `matchThreshold` 0.57 (accept line: a face at or above it is admitted on its own), `stepUpThreshold` 0.35 (refuse line, at most `matchThreshold`: between the two lines a second factor decides, see identify; equal lines turn step-up off), `probeQualityMin` 0.3 (a check-in photo below it is a 422 `face_retake`), `stepUpFactors` ["qr","staff"] (any of `qr`, `staff`, `document_last4`, `birth_date`), `livenessThreshold` 0.5, `requireLiveness` true, `livenessChallenge` `when_uncertain` (doors ask for the active challenge only when the passive score is uncertain; `always` on every face), `allowDuplicateFaces` false, `qrTokenTtlHours` 720 (QR token lifetime, 1–87600 hours), `qrRepeatWindowMinutes` 5 (a QR token admitted again within it records nothing new; 0–1440, 0 off), `apiKeyCheckinsPerMinute` 900 (calls a minute one API key may make to each public check-in route, 10–1200; see identify).
      */
     patch: operations['updateTenantSettings'];
     trace?: never;
@@ -677,6 +677,8 @@ export interface paths {
     /**
      * Get a single-use liveness nonce
      * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`. A caller without credentials (where the tenant’s `identifyCallers` takes them) gets an active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. When the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.
+     *
+     *     Limits: an API key per key (the tenant’s `apiKeyCheckinsPerMinute`, default 900 a minute, whatever address it calls from), a device per device and a signed-in user per user (120 a minute), a caller without credentials per client address (120 a minute).
      */
     get: operations['checkinLivenessChallenge'];
     put?: never;
@@ -710,7 +712,7 @@ export interface paths {
      *
      *     An API-key caller may leave out `nonce` even when the tenant requires liveness: the key stays on a server, and the nonce guards against replaying a captured frame through a public kiosk. Passive liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up without a nonce is replay protection, so a server relaying frames from its own cameras should fetch a challenge per frame. A nonce that is sent is always checked.
      *
-     *     Limits: 120 calls a minute per client address, 1,200 per tenant.
+     *     Limits: an API key per key (the tenant’s `apiKeyCheckinsPerMinute`, default 900 a minute, whatever address it calls from), a device per device and a signed-in user per user (120 a minute), a caller without credentials per client address (120 a minute); and 1,200 a minute per tenant across all its callers.
      *
      *     **Sandbox**: with a `pk_test_` key the same slug identifies among the tenant’s sandbox’s persons and records the check-in there (its webhook says `environment: "sandbox"`); without credentials a slug is the live tenant’s. The sandbox has its own 1,200 a minute.
      */
@@ -736,7 +738,7 @@ export interface paths {
      *
      *     A factor that belongs to the candidate records the check-in exactly as an accepted face would (event rules, capacity, geofence, webhook and bus) with `stepUp: { factor }`; one that does not records a `denied` check-in with reason `step_up_failed` (its webhook and bus message follow). Either way the attempt is spent: a second call is 409 `step_up_used`. Anonymous callers get no scores.
      *
-     *     Limits, as identify’s: 120 calls a minute per client address, 1,200 per tenant.
+     *     Limits, as identify’s: an API key per key (the tenant’s `apiKeyCheckinsPerMinute`, default 900 a minute, whatever address it calls from), a device per device and a signed-in user per user (120 a minute), a caller without credentials per client address (120 a minute); and 1,200 a minute per tenant.
      */
     post: operations['checkinStepUp'];
     delete?: never;
@@ -784,7 +786,7 @@ export interface paths {
      *
      *     **Link visits record nothing.** A kiosk or scanner calls this route as an API client (`Accept: application/json`, `*\/*` or none). `HEAD`, and a prefetch or link preview (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and nothing is read or recorded; a client that prefers `text/html` (someone who opened the link in a browser, a mail scanner) gets a short HTML page saying so (200 `text/html`), nothing recorded.
      *
-     *     Limit: 120 calls a minute per client address.
+     *     **Limits, sized for a door rush** (a venue’s guests and kiosks share one address, so known codes are not limited per address): 10 scans a minute per code (a double read, a retry; repeats answer the earlier admission anyway) and 3,000 a minute per event (`eventId`; without one, per tenant). Codes that resolve to nothing (unknown, revoked, malformed) are what guessing looks like: 60 a minute per client address (per credential for a caller with one), shared with link check-ins; once used up, every scan from there waits until the minute ends. An API key is also limited per key (`apiKeyCheckinsPerMinute`, default 900), a device per device and a user per user (120).
      */
     get: operations['checkinByQr'];
     put?: never;
@@ -1212,7 +1214,9 @@ export interface paths {
     };
     /**
      * Check in by the invitation link (public)
-     * @description No credentials. Records a `link` check-in for the guest under the event’s rules (methods, capacity) while the event is `open`; otherwise 409 `event_not_open` and nothing is recorded. Once the guest is checked in, every visit answers `already_checked_in` and records nothing. Mail scanners that open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors open records nothing (invitations go out before), and a visit during the event can record at most the guest's one check-in. A client that prefers HTML (a person who opened the link) is sent (303) to the landing page `/c/{token}`, whose button checks in. Never document number, phone, birth date, e-mail or biometric data. 30 calls a minute per address.
+     * @description No credentials. Records a `link` check-in for the guest under the event’s rules (methods, capacity) while the event is `open`; otherwise 409 `event_not_open` and nothing is recorded. Once the guest is checked in, every visit answers `already_checked_in` and records nothing. Mail scanners that open links: HEAD and prefetches or link previews (`Purpose`, `Sec-Purpose`, `X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and record nothing, a visit before the doors open records nothing (invitations go out before), and a visit during the event can record at most the guest's one check-in. A client that prefers HTML (a person who opened the link) is sent (303) to the landing page `/c/{token}`, whose button checks in. Never document number, phone, birth date, e-mail or biometric data.
+     *
+     *     **Limits, sized for a door rush** (a venue’s guests share one address, so known links are not limited per address): 10 calls a minute per link (a double tap, the landing page’s own retries) and 3,000 a minute per event. Links that resolve to nothing (unknown, removed, malformed) are what guessing looks like: 60 a minute per client address, shared with QR check-ins; once used up, every link from there waits until the minute ends. Over a limit: 429 `rate_limited` with `Retry-After` (the landing page waits and retries by itself).
      */
     get: operations['checkinByLink'];
     put?: never;
@@ -2455,6 +2459,11 @@ export interface components {
        * @enum {string}
        */
       identifyCallers: 'credentialed' | 'anonymous_with_challenge';
+      /**
+       * @description Calls a minute one API key may make to each public check-in route (identify, liveness challenge, step-up, QR), counted per key, whatever address it calls from (10 to 1200, default 900: a server identifying 10 people a second, with room for retries and uneven timing). The tenant’s ceiling of 1,200 identifications a minute across all its callers stays; over either limit is 429 `rate_limited` with `Retry-After`. Callers without credentials are limited per address instead.
+       * @example 900
+       */
+      apiKeyCheckinsPerMinute: number;
     };
     AgePolicy: {
       /**
@@ -2563,6 +2572,11 @@ export interface components {
        * @enum {string}
        */
       identifyCallers?: 'credentialed' | 'anonymous_with_challenge';
+      /**
+       * @description Calls a minute one API key may make to each public check-in route (identify, liveness challenge, step-up, QR), counted per key, whatever address it calls from (10 to 1200, default 900: a server identifying 10 people a second, with room for retries and uneven timing). The tenant’s ceiling of 1,200 identifications a minute across all its callers stays; over either limit is 429 `rate_limited` with `Retry-After`. Callers without credentials are limited per address instead.
+       * @example 900
+       */
+      apiKeyCheckinsPerMinute?: number;
     };
     Sandbox: {
       /**
@@ -8034,7 +8048,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `rate_limited`: more than 120 calls a minute from one client address; `Retry-After` says when to retry */
+      /** @description `rate_limited`: over the caller’s limit (per API key, device, user, or address without credentials); `Retry-After` says when to retry */
       429: {
         headers: {
           [name: string]: unknown;
@@ -8529,7 +8543,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `rate_limited`: more than 120 calls a minute from one client address; `Retry-After` says when to retry */
+      /** @description `rate_limited`: over the caller’s limit (per API key, device, user, or address without credentials); `Retry-After` says when to retry */
       429: {
         headers: {
           [name: string]: unknown;
