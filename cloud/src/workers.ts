@@ -6,6 +6,7 @@ import { startWorkerLoop } from './infra/worker-loop.js';
 import { createStepUp } from './modules/checkin/step-up.js';
 import { createModelSwitch } from './modules/faces/model-switch.js';
 import { createBusPublisher } from './modules/outbox/bus-publisher.js';
+import { createPasswordResetService } from './modules/auth/password-reset.js';
 import { createJobRunner } from './modules/privacy/jobs.js';
 import { createPortalService } from './modules/portal/service.js';
 import { createPrivacyService } from './modules/privacy/service.js';
@@ -42,10 +43,12 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
   const subscribe = deps.outbox.subscribe;
   const privacy = createPrivacyService(deps);
   const portal = createPortalService(deps);
+  const passwordResets = createPasswordResetService(deps, limiter);
   const jobs = createJobRunner(deps, {
     'export.build': privacy.buildExport,
     'deletion.complete': privacy.completeDeletion,
     'portal.magic_link': portal.sendMagicLink,
+    'auth.password_reset': passwordResets.sendResetLink,
   });
   const loops = [
     startWorkerLoop({

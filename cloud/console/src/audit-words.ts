@@ -33,12 +33,36 @@ const ACTIONS: Record<AuditAction, Words> = {
     en: 'Turned two-step verification on',
     'pt-BR': 'Ativou a verificação em duas etapas',
   },
+  'auth.mfa.recovery_code_used': {
+    en: 'Signed in with a recovery code',
+    'pt-BR': 'Entrou com um código de recuperação',
+  },
+  'auth.mfa.recovery_codes_generated': {
+    en: 'Made new recovery codes',
+    'pt-BR': 'Gerou novos códigos de recuperação',
+  },
+  'auth.mfa.reset_by_operator': {
+    en: 'Two-step verification turned off by the platform operator',
+    'pt-BR': 'Verificação em duas etapas desativada pelo operador da plataforma',
+  },
   'auth.mfa.setup_started': {
     en: 'Started setting up two-step verification',
     'pt-BR': 'Começou a configurar a verificação em duas etapas',
   },
   'auth.mfa.verified': { en: 'Confirmed a sign-in code', 'pt-BR': 'Confirmou um código de acesso' },
   'auth.mfa.verify_failed': { en: 'Entered a wrong code', 'pt-BR': 'Digitou um código errado' },
+  'auth.password.reset': {
+    en: 'Set a new password with a reset link: sessions ended',
+    'pt-BR': 'Definiu uma nova senha com um link de redefinição: sessões encerradas',
+  },
+  'auth.password.reset_link_issued': {
+    en: 'Password reset started by the platform operator: sessions ended',
+    'pt-BR': 'Redefinição de senha iniciada pelo operador da plataforma: sessões encerradas',
+  },
+  'auth.password.reset_requested': {
+    en: 'Asked for a password reset link',
+    'pt-BR': 'Pediu um link para redefinir a senha',
+  },
   'auth.refresh.reuse_detected': {
     en: 'A used session token was presented again: sessions ended',
     'pt-BR': 'Um token de sessão já usado foi reapresentado: sessões encerradas',

@@ -31,7 +31,11 @@ const EN: Record<ErrorCode, string> = {
   conflict: 'Someone changed this at the same time. Reload the page and try again.',
   rate_limited: 'Too many attempts in a short time. Wait a moment and try again.',
   mfa_required: 'Enter the code from your authenticator app to continue.',
+  mfa_setup_required:
+    'Your organisation requires two-step verification: turn it on before doing anything else.',
   invalid_mfa_code: 'That code is not right. Enter the current 6-digit code from your authenticator app.',
+  invalid_reset_token:
+    'This reset link no longer works (it was used, replaced or is too old). Ask for a new one.',
   invalid_credentials: 'The e-mail or password is not right.',
   account_locked: 'Too many failed sign-ins: the account is locked for a while. Try again later.',
   refresh_token_reused: 'Your session was ended for safety. Sign in again.',
@@ -105,7 +109,11 @@ const PT_BR: Record<ErrorCode, string> = {
   invalid_base64: 'Não foi possível ler a foto. Escolha outro arquivo.',
   unsupported_image: 'Formato de imagem não suportado. Use uma foto JPEG ou PNG.',
   image_too_large: 'A foto é grande demais. Use uma menor.',
+  mfa_setup_required:
+    'Sua organização exige a verificação em duas etapas: ative-a antes de fazer qualquer outra coisa.',
   no_face_detected: 'Nenhum rosto encontrado na foto. Use uma foto com o rosto bem visível.',
+  invalid_reset_token:
+    'Este link de redefinição não funciona mais (foi usado, substituído ou é antigo demais). Peça um novo.',
   face_quality_too_low: 'A foto não é boa o bastante: use uma foto nítida, bem iluminada e de frente.',
   duplicate_face: 'Este rosto já está cadastrado para outra pessoa.',
   photos_differ: 'As fotos não parecem ser da mesma pessoa.',

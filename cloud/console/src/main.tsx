@@ -5,6 +5,7 @@ import { initialLang, lang, setLang, t } from './i18n.js';
 import type { Lang, TextKey } from './texts.js';
 import { inEnvironment, onSessionExpired, resume, type Session } from './session.js';
 import { SignIn } from './pages/sign-in.js';
+import { MfaSetup } from './pages/mfa-setup.js';
 import { Today } from './pages/today.js';
 import { Checkins } from './pages/checkins.js';
 import { Door } from './pages/door.js';
@@ -101,6 +102,17 @@ function App() {
         {t('skipToContent')}
       </a>
       <aside>
+  // A tenant that requires MFA of owners and admins holds one without it at the setup.
+  if (session.me.mfaSetupRequired) {
+    return (
+      <MfaSetup
+        session={session}
+        onReady={(me) => setSession({ ...session, me })}
+        onSignOut={() => void signOut()}
+        languageSwitch={<LanguageSwitch onChange={changeLang} />}
+      />
+    );
+  }
         <div class="brand">{t('appName')}</div>
         <button
           type="button"

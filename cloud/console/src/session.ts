@@ -1,7 +1,7 @@
 // The admin's session: the SDK's typed client holding the access token, renewed from the httpOnly
 // refresh cookie on a 401 (one renewal for every call that met it: the refresh token is single-use).
 // Every call goes through it, the admin routes, the CSV export, the stream and images included.
-import type { Environment } from '@portico/contract';
+import type { ConsoleLanguage, Environment } from '@portico/contract';
 import { createPortico, ok, type Portico, type Schemas } from '@portico/sdk';
 
 export type Me = Schemas['UserProfile'];
@@ -49,17 +49,37 @@ export function inEnvironment(session: Session, environment: Environment): Sessi
   return { ...session, portico, api: portico.api, environment };
 }
 
-export async function signIn(email: string, password: string): Promise<SignInStep> {
-  const portico = porticoOf();
-  const answer = await portico.login(email, password);
+/** The console's language goes along: the service mails this user in it. */
+export async function signIn(
+  email: string,
+  password: string,
+  language: ConsoleLanguage,
+): Promise<SignInStep> {
+  const answer = ok(await porticoOf().api.POST('/v1/auth/login', { body: { email, password, language } }));
   if ('mfaRequired' in answer) return { kind: 'mfa', ticket: answer.mfaTicket };
-  return { kind: 'signed-in', session: await finish(portico) };
+  return { kind: 'signed-in', session: await finish(porticoOf(answer.accessToken)) };
 }
 
-export async function verifyMfa(ticket: string, code: string): Promise<Session> {
-  const portico = porticoOf();
-  await portico.verifyMfa(ticket, code);
-  return finish(portico);
+/** The second step with a TOTP code, or with a recovery code in its place (a lost authenticator). */
+export async function verifyMfa(
+  ticket: string,
+  proof: { code: string } | { recoveryCode: string },
+): Promise<Session> {
+  const answer = ok(
+    await porticoOf().api.POST('/v1/auth/mfa/verify', { body: { mfaTicket: ticket, ...proof } }),
+  );
+  if (!('accessToken' in answer)) throw new Error('The service did not start a session');
+  return finish(porticoOf(answer.accessToken));
+}
+
+/** Asks for a reset link (the service answers the same for any address). */
+export async function forgotPassword(email: string, language: ConsoleLanguage): Promise<void> {
+  ok(await porticoOf().api.POST('/v1/auth/password/forgot', { body: { email, language } }));
+}
+
+/** Sets the password with a reset link's token; every session of the account ends. */
+export async function resetPassword(token: string, password: string): Promise<void> {
+  ok(await porticoOf().api.POST('/v1/auth/password/reset', { body: { token, password } }));
 }
 
 /** After a reload: a new access token from the refresh cookie, if the browser still holds one. */

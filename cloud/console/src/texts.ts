@@ -306,6 +306,51 @@ const en = {
   mfaOffCode: 'To turn it off, enter a current code from your authenticator app.',
   mfaTurnOff: 'Turn off two-step verification',
   mfaNowOff: 'Two-step verification is off.',
+  // Account safety: recovery codes, forgotten password, MFA required of owners and admins
+  recoveryCodesTitle: 'Recovery codes',
+  recoveryCodesOnce:
+    'Save these ten recovery codes now, somewhere other than your phone (a password manager, or printed): they are shown only this once. Each lets you sign in once if you lose your authenticator app.',
+  recoveryCopy: 'Copy the codes',
+  recoveryCopied: 'Copied.',
+  recoveryDownload: 'Download as a text file',
+  recoverySaved: 'I saved them',
+  recoveryFileHeader:
+    'Portico recovery codes for {email} (each works once, in place of a code from the app):',
+  recoveryLeft: 'Recovery codes left: {n} of 10.',
+  recoveryRegenerate: 'Make new recovery codes',
+  recoveryRegenerateHelp:
+    'The old codes stop working at once. Confirm with a current code from your authenticator app, or with your password.',
+  recoveryProof: 'Current code or password',
+  forgotPassword: 'Forgot your password?',
+  forgotTitle: 'Reset your password',
+  forgotHelp:
+    'Enter the e-mail address of your account: we send you a link to choose a new password. It works once, for 30 minutes.',
+  forgotSend: 'Send the link',
+  forgotSent:
+    'If {email} belongs to an account, the link is on its way. Look in your inbox (and in spam), then open the link on this device.',
+  backToSignIn: 'Back to sign-in',
+  resetTitle: 'Choose a new password',
+  newPassword: 'New password',
+  newPasswordHelp: 'At least 12 characters. Every session of your account is signed out.',
+  repeatPassword: 'New password, again',
+  passwordsDiffer: 'The two passwords are not the same.',
+  resetSave: 'Set the new password',
+  resetDone: 'Your password is changed and every session was signed out. Sign in with the new password.',
+  useRecoveryCode: 'Lost your authenticator? Use a recovery code',
+  useAuthenticator: 'Use a code from the authenticator app',
+  recoveryTitle: 'Sign in with a recovery code',
+  recoveryHelp:
+    'Enter one of the recovery codes you saved when you turned on two-step verification. Each works once; we e-mail you when one is used.',
+  recoveryCode: 'Recovery code',
+  securitySection: 'Account security',
+  requireMfaForAdmins: 'Require two-step verification of owners and admins',
+  requireMfaHelp:
+    'An owner or admin without it can then only sign in to set it up. Operators are not affected.',
+  requireMfaNeedsOwn: 'To turn this on, first turn on your own two-step verification (below).',
+  mfaRequiredTitle: 'Set up two-step verification',
+  mfaRequiredIntro:
+    '{tenant} requires two-step verification of owners and admins. Set it up now to use the console.',
+  continueToConsole: 'Continue to the console',
   // Devices
   navDevices: 'Devices',
   devicesIntro:
@@ -752,6 +797,50 @@ const ptBR: Record<TextKey, string> = {
   whoArrived: 'Quem chegou',
   arrivalsSummary: '{total} chegaram até {time}, em intervalos de 15 minutos.',
   noArrivals: 'Nenhuma chegada ainda.',
+  recoveryCodesTitle: 'Códigos de recuperação',
+  recoveryCodesOnce:
+    'Guarde agora estes dez códigos de recuperação, em outro lugar que não o seu celular (um gerenciador de senhas, ou impressos): eles aparecem só esta vez. Cada um permite entrar uma vez se você perder o aplicativo autenticador.',
+  recoveryCopy: 'Copiar os códigos',
+  recoveryCopied: 'Copiados.',
+  recoveryDownload: 'Baixar como arquivo de texto',
+  recoverySaved: 'Já guardei',
+  recoveryFileHeader:
+    'Códigos de recuperação do Portico de {email} (cada um funciona uma vez, no lugar de um código do aplicativo):',
+  recoveryLeft: 'Códigos de recuperação restantes: {n} de 10.',
+  recoveryRegenerate: 'Gerar novos códigos de recuperação',
+  recoveryRegenerateHelp:
+    'Os códigos antigos deixam de funcionar na hora. Confirme com um código atual do aplicativo autenticador ou com a sua senha.',
+  recoveryProof: 'Código atual ou senha',
+  forgotPassword: 'Esqueceu a senha?',
+  forgotTitle: 'Redefinir a senha',
+  forgotHelp:
+    'Informe o e-mail da sua conta: enviamos um link para você escolher uma nova senha. Ele funciona uma vez, por 30 minutos.',
+  forgotSend: 'Enviar o link',
+  forgotSent:
+    'Se {email} pertence a uma conta, o link está a caminho. Veja sua caixa de entrada (e o spam) e abra o link neste aparelho.',
+  backToSignIn: 'Voltar para a entrada',
+  resetTitle: 'Escolha uma nova senha',
+  newPassword: 'Nova senha',
+  newPasswordHelp: 'Pelo menos 12 caracteres. Todas as sessões da sua conta são encerradas.',
+  repeatPassword: 'Nova senha, de novo',
+  passwordsDiffer: 'As duas senhas não são iguais.',
+  resetSave: 'Definir a nova senha',
+  resetDone: 'Sua senha foi alterada e todas as sessões foram encerradas. Entre com a nova senha.',
+  useRecoveryCode: 'Perdeu o autenticador? Use um código de recuperação',
+  useAuthenticator: 'Usar um código do aplicativo autenticador',
+  recoveryTitle: 'Entrar com um código de recuperação',
+  recoveryHelp:
+    'Digite um dos códigos de recuperação que você guardou ao ligar a verificação em duas etapas. Cada um funciona uma vez; avisamos por e-mail quando um é usado.',
+  recoveryCode: 'Código de recuperação',
+  securitySection: 'Segurança das contas',
+  requireMfaForAdmins: 'Exigir a verificação em duas etapas de proprietários e administradores',
+  requireMfaHelp:
+    'Um proprietário ou administrador sem ela só consegue entrar para configurá-la. Operadores não são afetados.',
+  requireMfaNeedsOwn: 'Para ligar isto, primeiro ligue a sua própria verificação em duas etapas (abaixo).',
+  mfaRequiredTitle: 'Configure a verificação em duas etapas',
+  mfaRequiredIntro:
+    '{tenant} exige a verificação em duas etapas de proprietários e administradores. Configure-a agora para usar o console.',
+  continueToConsole: 'Continuar para o console',
   arrived: 'Chegaram',
   confirmedCount: 'Confirmados',
   onList: 'Na lista',

@@ -14,6 +14,11 @@ export type Actor =
       userId: string;
       role: string;
       sessionId: string;
+      /**
+       * An owner or admin without MFA in a tenant that requires it: only routes marked
+       * `duringMfaSetup` answer (route.ts); the rest are 403 `mfa_setup_required`.
+       */
+      mfaSetupRequired?: boolean;
     }
   | {
       kind: 'apiKey';

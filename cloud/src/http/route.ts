@@ -51,6 +51,11 @@ export interface RouteDef<
    * thought through for it.
    */
   scope?: ApiScope;
+  /**
+   * Open to an admin session held at the MFA setup (tenant setting `requireMfaForAdmins`); every other
+   * route answers such a session 403 `mfa_setup_required`.
+   */
+  duringMfaSetup?: true;
   params?: P;
   query?: Q;
   body?: B;
@@ -175,6 +180,15 @@ export function mountRoute(
             'forbidden',
             `This route does not accept ${describeActor(actor.kind)} credentials`,
           );
+    }
+    if ((actor as Actor).kind === 'adminSession' && (actor as ActorOf<'adminSession'>).mfaSetupRequired) {
+      if (!def.duringMfaSetup) {
+        throw new AppError(
+          403,
+          'mfa_setup_required',
+          'This tenant requires MFA of owners and admins: set it up first (POST /v1/auth/mfa/setup, then /enable)',
+        );
+      }
     }
     checkScope(def, actor as Actor);
     const uploaded = def.upload !== undefined && isMultipart(req);
@@ -367,6 +381,12 @@ function toOpenApi(def: RouteDef): RouteConfig {
   }
   if (def.scope && def.auth.includes('adminSession' as never)) {
     addError(403, `\`forbidden\`: the user's role does not grant \`${def.scope}\``);
+  }
+  if (def.auth.includes('adminSession' as never) && !def.duringMfaSetup) {
+    addError(
+      403,
+      '`mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up',
+    );
   }
   if (takesIdempotencyKey(def)) {
     addError(

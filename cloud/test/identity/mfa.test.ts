@@ -67,7 +67,8 @@ describe('MFA (TOTP)', () => {
       body: { code: await totp(body.secret, app.clock.now()) },
     });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ mfaEnabled: true, endedSessions: 0 });
+    expect(ok.body).toMatchObject({ mfaEnabled: true, endedSessions: 0 });
+    expect(ok.body.recoveryCodes.codes).toHaveLength(10);
     const me = await app.request('GET', '/v1/auth/me', { headers: a.headers });
     expect(me.body.mfaEnabled).toBe(true);
     const again = await app.request('POST', '/v1/auth/mfa/setup', { headers: a.headers });

@@ -91,7 +91,6 @@ describe('tenant and settings', () => {
       syncCheckinImages: false,
       refreshTemplates: false,
       identifyCallers: 'credentialed',
-      apiKeyCheckinsPerMinute: 900,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

@@ -1,16 +1,16 @@
 // Settings: the recognition lines and floors with what each one means, the second factors a face
-// between the lines may use, the default geofence radius and the
-// age policy; the signed-in admin's own two-step verification (TOTP), turned on from a QR code and off
-// with a current code.
+// between the lines may use, the default geofence radius, the age policy and whether owners and admins
+// must use two-step verification; the signed-in admin's own two-step verification (components/two-step).
 import { ok, type Schemas } from '@portico/sdk';
 import { useState } from 'preact/hooks';
 import { t } from '../i18n.js';
 import type { TextKey } from '../texts.js';
 import type { Session } from '../session.js';
 import { useAction, useLoad } from '../hooks.js';
-import { Badge, ErrorNote, Notice } from '../components/feedback.js';
-import { CodeInput, Field } from '../components/form.js';
+import { ErrorNote, Notice } from '../components/feedback.js';
+import { Field } from '../components/form.js';
 import { PageHeader } from '../components/page-header.js';
+import { TwoStep } from '../components/two-step.js';
 
 type Factor = Schemas['StepUpFactor'];
 const FACTORS = [
@@ -20,112 +20,12 @@ const FACTORS = [
   ['birth_date', 'factorBirthDate'],
 ] as const satisfies ReadonlyArray<readonly [Factor, TextKey]>;
 
-/** The admin's own MFA: off -> a new secret (QR code and text) confirmed with a code -> on; on -> off with a code. */
-function TwoStep({ session }: { session: Session }) {
-  const me = useLoad(async () => ok(await session.api.GET('/v1/auth/me')), []);
-  const [pending, setPending] = useState<Schemas['MfaSetupResponse'] | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const action = useAction();
-
-  const start = () =>
-    action.run(async () => {
-      setNotice(null);
-      setPending(ok(await session.api.POST('/v1/auth/mfa/setup')));
-    });
-  const enable = (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
-    void action.run(async () => {
-      const on = ok(
-        await session.api.POST('/v1/auth/mfa/enable', {
-          body: {
-            code: String(form.get('code')).trim(),
-            endOtherSessions: form.get('endOtherSessions') === 'on',
-          },
-        }),
-      );
-      setPending(null);
-      setNotice(
-        on.endedSessions > 0 ? `${t('mfaNowOn')} ${t('mfaEnded', { n: on.endedSessions })}` : t('mfaNowOn'),
-      );
-      me.reload();
-    });
-  };
-  const disable = (e: Event) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget as HTMLFormElement);
-    void action.run(async () => {
-      ok(
-        await session.api.DELETE('/v1/auth/mfa/disable', { body: { code: String(form.get('code')).trim() } }),
-      );
-      setNotice(t('mfaNowOff'));
-      me.reload();
-    });
-  };
-
-  const on = me.data?.mfaEnabled;
-  return (
-    <article id="mfa">
-      <h2>{t('mfaSection')}</h2>
-      <ErrorNote error={me.error} />
-      {me.data ? (
-        <p id="mfa-state">
-          <Badge tone={on ? 'ok' : 'warn'}>{on ? t('on') : t('off')}</Badge>{' '}
-          {on ? t('mfaOnHelp') : t('mfaOffHelp')}
-        </p>
-      ) : null}
-      <Notice message={notice} />
-      {on === false && !pending ? (
-        <button type="button" id="mfa-start" onClick={() => void start()} aria-busy={action.busy}>
-          {t('mfaTurnOn')}
-        </button>
-      ) : null}
-      {on === false && pending ? (
-        <form onSubmit={enable} id="mfa-enable-form">
-          <p>{t('mfaScan')}</p>
-          <img class="qr" src={pending.qrCodeDataUrl} alt={t('mfaQrAlt')} />
-          <Field label={t('mfaSecret')}>
-            <p class="secret" id="mfa-secret">
-              {pending.secret}
-            </p>
-          </Field>
-          <Field label={t('code')}>
-            <CodeInput id="mfa-enable-code" />
-          </Field>
-          <label>
-            <input type="checkbox" name="endOtherSessions" />
-            {t('mfaEndOthers')}
-          </label>
-          <ErrorNote error={action.error} />
-          <div class="row">
-            <button type="submit" id="mfa-enable" aria-busy={action.busy}>
-              {t('mfaTurnOn')}
-            </button>
-            <button type="button" class="secondary" onClick={() => setPending(null)}>
-              {t('cancel')}
-            </button>
-          </div>
-        </form>
-      ) : null}
-      {on ? (
-        <form class="row" onSubmit={disable} id="mfa-disable-form">
-          <Field label={t('code')} help={t('mfaOffCode')}>
-            <CodeInput id="mfa-disable-code" />
-          </Field>
-          <button type="submit" class="contrast" id="mfa-disable" aria-busy={action.busy}>
-            {t('mfaTurnOff')}
-          </button>
-        </form>
-      ) : null}
-      {on ? <ErrorNote error={action.error} /> : null}
-    </article>
-  );
-}
-
 export function Settings({ session }: { session: Session }) {
   const tenant = { params: { path: { id: session.me.tenant.id } } };
   const settings = useLoad(async () => ok(await session.api.GET('/v1/tenants/{id}/settings', tenant)), []);
   const [saved, setSaved] = useState(false);
+  // Requiring MFA of admins is offered to someone who has it on (the service refuses it otherwise).
+  const [ownMfa, setOwnMfa] = useState(session.me.mfaEnabled);
   const action = useAction();
   const s = settings.data;
 
@@ -149,6 +49,7 @@ export function Settings({ session }: { session: Session }) {
         belowMinimum:
           form.get('belowMinimum') === 'require_guardian_consent' ? 'require_guardian_consent' : 'deny',
       },
+      ...(ownMfa ? { requireMfaForAdmins: form.get('requireMfaForAdmins') === 'on' } : {}),
     };
     setSaved(false);
     void action.run(async () => {
@@ -250,6 +151,25 @@ export function Settings({ session }: { session: Session }) {
               </Field>
             </div>
           </article>
+          <article id="security">
+            <h2>{t('securitySection')}</h2>
+            <label>
+              <input
+                type="checkbox"
+                role="switch"
+                name="requireMfaForAdmins"
+                id="setting-requireMfaForAdmins"
+                defaultChecked={s.requireMfaForAdmins}
+                disabled={!ownMfa}
+                aria-describedby="require-mfa-help"
+              />
+              {t('requireMfaForAdmins')}
+            </label>
+            <small id="require-mfa-help">
+              {t('requireMfaHelp')}
+              {ownMfa ? '' : ` ${t('requireMfaNeedsOwn')}`}
+            </small>
+          </article>
           <ErrorNote error={action.error} />
           <Notice message={saved ? t('saved') : null} />
           <button type="submit" id="save-settings" aria-busy={action.busy}>
@@ -257,7 +177,7 @@ export function Settings({ session }: { session: Session }) {
           </button>
         </form>
       ) : null}
-      <TwoStep session={session} />
+      <TwoStep session={session} onMfaChange={setOwnMfa} />
     </>
   );
 }

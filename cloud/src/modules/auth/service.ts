@@ -14,13 +14,22 @@ import { createRateLimiter, rateLimited, type RateLimiter } from '../../http/rat
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import type { Tenant, User } from '../../generated/prisma/client.js';
+import { tenantSettingsOf } from '../tenants/settings.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { recordAudit } from '../audit/record.js';
 import { verifyPassword } from './passwords.js';
 import { signAdminToken, invalidToken } from './tokens.js';
 import type { AuditAction } from '@portico/contract';
 
-export type AuthDeps = Pick<AppDeps, 'db' | 'clock' | 'secrets' | 'cipher' | 'config'>;
+export type AuthDeps = Pick<AppDeps, 'db' | 'clock' | 'secrets' | 'cipher' | 'config' | 'outbox'>;
+
+/** An owner or admin without MFA in a tenant that requires it (setting `requireMfaForAdmins`). */
+export function mfaSetupRequired(
+  user: Pick<User, 'role' | 'mfaEnabled'> & { tenant: Pick<Tenant, 'settings'> },
+) {
+  const manager = user.role === 'owner' || user.role === 'admin';
+  return manager && !user.mfaEnabled && tenantSettingsOf(user.tenant.settings).requireMfaForAdmins;
+}
 
 /** Who is asking, for rate-limit keys and the audit trail (never secrets). */
 const WINDOW_MS = 15 * 60_000;
@@ -62,6 +71,7 @@ export function createAuthService(
       name: user.name,
       role: user.role as UserProfile['role'],
       mfaEnabled: user.mfaEnabled,
+      mfaSetupRequired: mfaSetupRequired(user),
       tenant: { id: user.tenant.id, slug: user.tenant.slug, name: user.tenant.name },
       lastLoginAt: user.lastLoginAt?.toISOString() ?? null,
       createdAt: user.createdAt.toISOString(),
@@ -139,7 +149,10 @@ export function createAuthService(
     return { tokens: await tokensFor(updated, familyId, now), refreshToken, refreshExpiresAt };
   }
 
-  async function login(input: { email: string; password: string }, meta: RequestMeta): Promise<LoginOutcome> {
+  async function login(
+    input: { email: string; password: string; language?: string | undefined },
+    meta: RequestMeta,
+  ): Promise<LoginOutcome> {
     const email = input.email.trim().toLowerCase();
     const now = deps.clock.now();
     const ipEmailKey = `login:ip-email:${meta.ip}:${email}`;
@@ -203,6 +216,11 @@ export function createAuthService(
         await tx.mfaTicket.create({
           data: {
             id: newId(),
+    // The console's language becomes the language of the mails this user receives.
+    if (input.language && input.language !== user.language) {
+      await prisma.user.update({ where: { id: user.id }, data: { language: input.language } });
+      user.language = input.language;
+    }
             tenantId: user.tenantId,
             userId: user.id,
             tokenHash: hashToken(mfaTicket),

@@ -1,5 +1,6 @@
 // The bearer-credential verifier the authentication middleware uses: session JWTs (checked against
 // their login session, so logout and theft detection end them at once), portal JWTs and API keys.
+import { TENANT_SETTINGS_DEFAULTS } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { CredentialVerifier } from '../../http/actor.js';
 import type { PrismaClient } from '../../infra/db/index.js';
@@ -18,6 +19,31 @@ export function liveAdminSession(
   });
 }
 
+/**
+ * The same read as `liveAdminSession`, also saying whether the user is held at the MFA setup: an owner
+ * or admin without MFA in a tenant whose setting `requireMfaForAdmins` is on. One statement.
+ */
+async function adminSessionState(
+  prisma: PrismaClient,
+  session: { sessionId: string; userId: string; role: string },
+  now: Date,
+): Promise<{ tenantId: string; mfaSetupRequired: boolean } | null> {
+  const rows = await prisma.$queryRaw<{ tenantId: string; mfaEnabled: boolean; required: boolean }[]>`
+    SELECT rs.tenant_id AS "tenantId", u.mfa_enabled AS "mfaEnabled",
+           COALESCE((t.settings->>'requireMfaForAdmins')::boolean, ${TENANT_SETTINGS_DEFAULTS.requireMfaForAdmins})
+             AS "required"
+    FROM refresh_sessions rs
+    JOIN users u ON u.id = rs.user_id
+    JOIN tenants t ON t.id = rs.tenant_id
+    WHERE rs.family_id = ${session.sessionId} AND rs.user_id = ${session.userId}
+      AND rs.revoked_at IS NULL AND rs.expires_at > ${now}
+    LIMIT 1`;
+  const row = rows[0];
+  if (!row) return null;
+  const manager = session.role === 'owner' || session.role === 'admin';
+  return { tenantId: row.tenantId, mfaSetupRequired: manager && row.required && !row.mfaEnabled };
+}
+
 /** A portal session's `lastSeenAt` is written at most this often (it is shown in the session list). */
 const PORTAL_SEEN_EVERY_MS = 60_000;
 
@@ -33,7 +59,11 @@ export function createCredentialVerifier(
         // One indexed read per admin call: a revoked family (logout, reuse detected) stops its access
         // tokens now rather than when they expire. The tenant is the session's: a token whose claim
         // names another tenant was not issued by this service's login and is refused.
-        const live = await liveAdminSession(prisma, { sessionId: claims.sid, userId: claims.sub }, now);
+        const live = await adminSessionState(
+          prisma,
+          { sessionId: claims.sid, userId: claims.sub, role: claims.role },
+          now,
+        );
         if (!live) throw invalidToken('The session of this token has ended');
         if (live.tenantId !== claims.tid) throw invalidToken('The token does not match its session');
         return {
@@ -44,6 +74,7 @@ export function createCredentialVerifier(
           userId: claims.sub,
           role: claims.role,
           sessionId: claims.sid,
+          ...(live.mfaSetupRequired ? { mfaSetupRequired: true } : {}),
         };
       }
       const session = await prisma.portalSession.findUnique({ where: { tokenId: claims.jti } });

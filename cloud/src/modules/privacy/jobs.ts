@@ -7,7 +7,8 @@ import type { AppDeps } from '../../deps.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import type { MailMessage } from '../../infra/mail.js';
 
-export type JobKind = 'mail.send' | 'export.build' | 'deletion.complete' | 'portal.magic_link';
+export type JobKind =
+  'mail.send' | 'export.build' | 'deletion.complete' | 'portal.magic_link' | 'auth.password_reset';
 
 /** A claimed job is someone's for this long; a crashed process's jobs are claimed again after it. */
 const LEASE_MS = 5 * 60_000;
@@ -103,14 +104,15 @@ export function createJobRunner(
       for (const job of jobs) {
         try {
           await run(job);
-          // A sent mail's (or magic-link request's) sealed body has no further use: dropped with the success.
+          // A sent mail's (or a link request's) sealed body has no further use: dropped with the success.
+          const spent = ['mail.send', 'portal.magic_link', 'auth.password_reset'].includes(job.kind);
           await prisma.job.update({
             where: { id: job.id },
             data: {
               status: 'done',
               finishedAt: deps.clock.now(),
               lockedUntil: null,
-              ...(job.kind === 'mail.send' || job.kind === 'portal.magic_link' ? { payload: {} } : {}),
+              ...(spent ? { payload: {} } : {}),
             },
           });
         } catch (err) {

@@ -133,7 +133,14 @@ export function tenantRoutes(deps: AppDeps) {
       params: IdParams,
       body: TenantSettingsPatch,
       responses: { 200: { description: 'The effective settings after the change', schema: TenantSettings } },
-      errors: [notOwn],
+      errors: [
+        notOwn,
+        {
+          status: 409,
+          code: 'conflict',
+          description: '`requireMfaForAdmins: true` sent by a user whose own MFA is off',
+        },
+      ],
       handler: async ({ actor, params, body, req, res }) => ({
         status: 200,
         body: await tenants.updateSettings(contextOf(actor, req, res), params.id, body),

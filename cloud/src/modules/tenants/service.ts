@@ -2,7 +2,7 @@
 // them over TENANT_SETTINGS_DEFAULTS (settings.ts), so a new default reaches every tenant that did not override it.
 import type { TenantSettings, TenantSettingsPatch, Tenant as TenantWire } from '@portico/contract';
 import type { Prisma, Tenant } from '../../generated/prisma/client.js';
-import { invalidFields, notFound } from '../../http/errors.js';
+import { AppError, invalidFields, notFound } from '../../http/errors.js';
 import type { Database } from '../../infra/db/index.js';
 import { recordAudit, type AuditEntry } from '../audit/record.js';
 import { tenantSettingsOf } from './settings.js';
@@ -111,6 +111,21 @@ export function createTenantService(deps: { db: Db; allowPrivateWebhookUrls: boo
         if (!check.ok) throw invalidFields([{ path: 'body.webhookUrl', message: check.reason }]);
       }
       const tenantId = ownId(ctx, id);
+      // Requiring MFA of admins is turned on by someone who has it: else their own next call would be
+      // held at the MFA setup (modules/auth), which is never what they meant.
+      if (patch.requireMfaForAdmins === true && ctx.actor.kind === 'adminSession' && ctx.actor.userId) {
+        const me = await prisma.user.findUnique({
+          where: { id: ctx.actor.userId },
+          select: { mfaEnabled: true },
+        });
+        if (!me?.mfaEnabled) {
+          throw new AppError(
+            409,
+            'conflict',
+            'Turn on your own MFA before requiring it of owners and admins',
+          );
+        }
+      }
       return prisma.$transaction(async (tx) => {
         // Read inside the transaction, locked, so two concurrent patches of different fields both land.
         const rows = await tx.$queryRaw<{ settings: Prisma.JsonValue }[]>`

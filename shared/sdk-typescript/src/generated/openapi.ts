@@ -30,7 +30,7 @@ export interface paths {
     };
     /**
      * Readiness probe
-     * @description Checks the database connection with a round trip. 503 with the reason when it fails.
+     * @description Checks the database connection with a round trip, and that the face galleries stored as snapshots are loaded (after a start). 503 with the reason when either is not.
      */
     get: operations['healthReady'];
     put?: never;
@@ -55,6 +55,8 @@ export interface paths {
      * @description Without MFA: 200 `TokenResponse` and a `Set-Cookie: portico_refresh=…`. Access token: HS256 JWT, 15 minutes (`expiresIn` 900). Refresh token: opaque, in the httpOnly cookie `portico_refresh` (Path=/v1/auth, SameSite=Strict, Secure outside development), 30 days from login, rotated on every refresh without extending those 30 days.
      *
      *     With MFA on: 200 `MfaChallenge` `{ mfaRequired: true, mfaTicket, expiresIn: 300 }`, no token and no cookie; send the ticket and a TOTP code to `POST /v1/auth/mfa/verify` within 5 minutes.
+     *
+     *     An owner or admin of a tenant that requires MFA (`requireMfaForAdmins`) who has not set it up gets a session held at the setup: `user.mfaSetupRequired: true`, and only `GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable` and `POST /v1/auth/logout` answer it (others: 403 `mfa_setup_required`) until MFA is on.
      *
      *     Abuse limits: 5 failed logins per e-mail and client address in 15 minutes, then 429 `rate_limited`; 50 attempts per client address in 15 minutes; 10 consecutive failures lock the account for 15 minutes (429 `account_locked`). 429 answers carry `Retry-After` (seconds). An unknown e-mail and a wrong password get the same 401 `invalid_credentials`, in the same time.
      */
@@ -118,7 +120,7 @@ export interface paths {
     };
     /**
      * Profile of the logged-in user
-     * @description The user, their role, their tenant and whether MFA is on.
+     * @description The user, their role, their tenant, whether MFA is on and whether the session is held at the MFA setup (`mfaSetupRequired`).
      */
     get: operations['authMe'];
     put?: never;
@@ -183,6 +185,8 @@ export interface paths {
      * @description Confirms the secret of `mfa/setup` with a current code; from then on login asks for a code. A code is accepted once (replays are 401 `invalid_mfa_code`); one 30 s step of clock drift is tolerated. 10 wrong codes in 15 minutes give 429 `rate_limited`.
      *
      *     With `endOtherSessions: true` every other session of the user ends at once (their refresh and access tokens stop working; `endedSessions` says how many); the calling session stays. Offer it when MFA is turned on because a password may be known to someone else. Default false.
+     *
+     *     The answer carries the first ten recovery codes (`recoveryCodes`), shown this once: each stands in for a code from the authenticator at one sign-in, if it is lost.
      */
     post: operations['authMfaEnable'];
     delete?: never;
@@ -203,6 +207,8 @@ export interface paths {
     /**
      * Verify a TOTP code (second login step, or a re-check in a session)
      * @description With `mfaTicket` (from the login answer, valid 5 minutes, single use): checks the code and answers the session exactly like a login without MFA (TokenResponse + refresh cookie). Access token: HS256 JWT, 15 minutes (`expiresIn` 900). Refresh token: opaque, in the httpOnly cookie `portico_refresh` (Path=/v1/auth, SameSite=Strict, Secure outside development), 30 days from login, rotated on every refresh without extending those 30 days. Five wrong codes kill the ticket (429 `rate_limited`; log in again).
+     *
+     *     A lost authenticator: send `recoveryCode` (one of the ten recovery codes) in place of `code`, with the ticket. It is spent (a second use is 401 `invalid_mfa_code`), audited (`auth.mfa.recovery_code_used`) and the user is mailed that it was used and how many are left. Wrong recovery codes count like wrong TOTP codes.
      *
      *     Without `mfaTicket`, with a session access token: checks the code of the logged-in user and answers `{ verified: true, verifiedAt }` (a step-up check before a sensitive action).
      *
@@ -227,9 +233,77 @@ export interface paths {
     post?: never;
     /**
      * Turn MFA off (needs a current code)
-     * @description Body `{ code }` (JSON, on DELETE) with a current code; removes the secret. Same replay and rate-limit rules as `mfa/enable`.
+     * @description Body `{ code }` (JSON, on DELETE) with a current code; removes the secret and the recovery codes. Same replay and rate-limit rules as `mfa/enable`.
      */
     delete: operations['authMfaDisable'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/auth/mfa/recovery-codes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How many recovery codes are left
+     * @description The unused recovery codes of the signed-in user (never the codes themselves: only their hashes are kept) and when the set was made. `remaining: 0` with MFA on: make a new set.
+     */
+    get: operations['authRecoveryCodesState'];
+    put?: never;
+    /**
+     * Make a new set of ten recovery codes
+     * @description With MFA on and a fresh proof (`code`: a current TOTP code, or `password`), answers ten new single-use recovery codes, shown this once; the earlier set stops working at once. Audited (`auth.mfa.recovery_codes_generated`). Wrong codes or passwords count against the same 10 in 15 minutes as wrong TOTP codes.
+     */
+    post: operations['authRecoveryCodesRegenerate'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/auth/password/forgot': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ask for a password-reset link by e-mail
+     * @description Always 202 with the same body, whether or not the address belongs to a user (the look-up and the mail happen afterwards, in the background). A user of an active tenant is mailed a link to the console’s reset page that works once, for 30 minutes (only the SHA-256 of its token is stored), in `language` or else the user’s last console language. A reset does not touch MFA: a user with MFA still needs a code (or a recovery code) to sign in.
+     *
+     *     Limits: 5 requests per address and 20 per client address an hour, then 429 `rate_limited` with `Retry-After` (counted before the look-up, so known and unknown addresses are limited alike).
+     */
+    post: operations['authPasswordForgot'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/auth/password/reset': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with a reset link’s token
+     * @description Spends the token of a reset link (mailed by `password/forgot`, valid 30 minutes, or printed by the operator’s `portico user reset-password`, valid 24 hours) and sets the password (12 to 256 characters). Every session of the user ends (refresh and access tokens stop working; `endedSessions` says how many), other pending links die, a lockout after failed sign-ins is lifted, and the user is mailed a confirmation. Audited `auth.password.reset`. MFA is unchanged.
+     *
+     *     20 tries per client address in 15 minutes, then 429 `rate_limited`.
+     */
+    post: operations['authPasswordReset'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -338,6 +412,150 @@ export interface paths {
      * @description Needs the session JWT of a tenant owner or admin; an API key is refused with 403 `forbidden`. The key is refused from this moment. Revoking a key that is not active is a no-op.
      */
     delete: operations['revokeApiKey'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/members': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the tenant’s users
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. Every user with name, e-mail, role, status (`active`, `invited`, `deactivated`), whether two-step verification is on, the last sign-in, and for an invited member when the link was sent and when it expires. Owners first, then admins and operators, each by e-mail.
+     */
+    get: operations['listTeamMembers'];
+    put?: never;
+    /**
+     * Invite someone by e-mail with a role
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. Creates the user as `invited` and mails them a single-use link to `/console#/accept-invite?token=inv_…`, valid 7 days; the service keeps only the SHA-256 of the token. The mail is in `language` (default: the caller’s `Accept-Language` if Portuguese, else English). Only an owner may invite an owner. At most 100 invitation mails an hour per tenant. E-mail addresses are unique across tenants: an address with an account in another organisation is 409 `email_in_use`.
+     */
+    post: operations['inviteTeamMember'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/members/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Change a member’s role
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. Only an owner may give the owner role or change an owner’s role. The last active owner cannot be demoted. The member’s sessions end (their tokens stop at once), so the new role applies from their next sign-in. The same role again changes nothing.
+     */
+    patch: operations['changeTeamMemberRole'];
+    trace?: never;
+  };
+  '/v1/team/members/{id}/deactivate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Deactivate a member
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. The member’s sessions end at once and they can no longer sign in (401 `invalid_credentials`, as for a wrong password); a pending invitation link stops working. Nobody deactivates themselves; only an owner deactivates an owner; the last active owner stays. Deactivating a deactivated member changes nothing.
+     */
+    post: operations['deactivateTeamMember'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/members/{id}/reactivate': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Reactivate a deactivated member
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. The member signs in again with their password; one who never accepted their invitation goes back to `invited` (resend them a link). Only an owner reactivates an owner. Reactivating a member who is not deactivated changes nothing.
+     */
+    post: operations['reactivateTeamMember'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/members/{id}/resend-invitation': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mail an invited member a new link
+     * @description Needs the session JWT of a tenant owner or admin (an operator is 403 `forbidden`; an API key is 403 `forbidden` too). The team is the live tenant’s, whichever environment the session is switched to. A new single-use link, valid 7 days from now; the previous one stops working. The body is optional: `language` of the mail (default: the previous mail’s). At most 5 resends an hour per member.
+     */
+    post: operations['resendTeamInvitation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/invitations/lookup': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Read an invitation link before accepting it
+     * @description For the acceptance page, without credentials: whose team, which address and role, until when. The token travels in the body (the link carries it in the URL fragment), so it stays out of access logs. 30 link reads and acceptances per client address in 15 minutes.
+     */
+    post: operations['readTeamInvitation'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/team/invitations/accept': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invitation: set a name and password, and sign in
+     * @description Without credentials. The password follows the service’s rule (12 to 256 characters). The link is spent, the member becomes `active` and is signed in: the answer is a login’s (`accessToken`, the `portico_refresh` cookie). When the tenant requires two-step verification of owners and admins, an invited owner or admin gets a session that first has to set it up, as after a login.
+     */
+    post: operations['acceptTeamInvitation'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -2024,7 +2242,9 @@ export interface components {
         | 'conflict'
         | 'rate_limited'
         | 'mfa_required'
+        | 'mfa_setup_required'
         | 'invalid_mfa_code'
+        | 'invalid_reset_token'
         | 'invalid_credentials'
         | 'account_locked'
         | 'refresh_token_reused'
@@ -2066,6 +2286,14 @@ export interface components {
         | 'webhook_url_not_set'
         | 'idempotency_key_reused'
         | 'idempotency_key_in_use'
+        | 'already_member'
+        | 'email_in_use'
+        | 'last_owner'
+        | 'cannot_deactivate_self'
+        | 'owner_only'
+        | 'not_invited'
+        | 'invitation_invalid'
+        | 'invitation_expired'
         | 'engine_unavailable'
         | 'service_unavailable'
         | 'internal_error';
@@ -2091,6 +2319,9 @@ export interface components {
           ok: boolean;
           latencyMs?: number;
           reason?: string;
+        };
+        gallery?: {
+          ok: boolean;
         };
       };
     };
@@ -2119,6 +2350,8 @@ export interface components {
       role: 'owner' | 'admin' | 'operator';
       /** @description Whether login asks for a TOTP code. */
       mfaEnabled: boolean;
+      /** @description true when the tenant requires MFA of owners and admins (setting `requireMfaForAdmins`) and this owner or admin has not turned it on: the session may then only set MFA up (`GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable`, `POST /v1/auth/logout`); every other route answers 403 `mfa_setup_required`. Once MFA is on, the same session may do everything. */
+      mfaSetupRequired: boolean;
       tenant: {
         /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
         id: string;
@@ -2155,7 +2388,14 @@ export interface components {
       email: string;
       /** @example correct horse battery staple */
       password: string;
+      language?: components['schemas']['ConsoleLanguage'];
     };
+    /**
+     * @description The console’s language: kept on the user, it is the language of the mails they receive (recovery code used, password changed, MFA reset). Without it the last one sent stays (default `en`).
+     * @example pt-BR
+     * @enum {string}
+     */
+    ConsoleLanguage: 'en' | 'pt-BR';
     ProductList: {
       items: components['schemas']['Product'][];
     };
@@ -2183,6 +2423,21 @@ export interface components {
     MfaEnabled: components['schemas']['MfaState'] & {
       /** @description Other sessions of the user ended by `endOtherSessions` (0 without it). */
       endedSessions: number;
+      recoveryCodes: components['schemas']['RecoveryCodes'];
+    };
+    RecoveryCodes: {
+      /**
+       * @description Ten single-use recovery codes, shown this once (only their hashes are kept). Any earlier set no longer works.
+       * @example [
+       *       "k7mq-2xzp-9rtc-h4wd"
+       *     ]
+       */
+      codes: string[];
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      generatedAt: string;
     };
     MfaState: {
       mfaEnabled: boolean;
@@ -2214,10 +2469,15 @@ export interface components {
       /** @description Ticket from the login answer. Omit it to re-check a code inside a session. */
       mfaTicket?: string;
       /**
-       * @description Current 6-digit TOTP code (RFC 6238, SHA-1, 30 s).
+       * @description The current TOTP code; or send `recoveryCode`.
        * @example 123456
        */
-      code: string;
+      code?: string;
+      /**
+       * @description With `mfaTicket` only, in place of `code`: a recovery code for a lost authenticator. It is spent, the use is audited (`auth.mfa.recovery_code_used`) and mailed to the user with the codes left.
+       * @example k7mq-2xzp-9rtc-h4wd
+       */
+      recoveryCode?: string;
     };
     MfaCodeRequest: {
       /**
@@ -2225,6 +2485,59 @@ export interface components {
        * @example 123456
        */
       code: string;
+    };
+    RecoveryCodesState: {
+      /**
+       * @description Unused codes of the current set (0 to 10).
+       * @example 9
+       */
+      remaining: number;
+      /**
+       * Format: date-time
+       * @description When the current set was made; null: none.
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      generatedAt: string | null;
+    };
+    /** @description A fresh proof that the signed-in user is at the keyboard: a current TOTP code or the password. */
+    RecoveryCodesRequest: {
+      /**
+       * @description Current 6-digit TOTP code (RFC 6238, SHA-1, 30 s).
+       * @example 123456
+       */
+      code?: string;
+      /** @description The user’s password, in place of `code`. */
+      password?: string;
+    };
+    PasswordForgotAccepted: {
+      /** @example If the address belongs to an account, a reset link is on its way; it works once, for 30 minutes. */
+      message: string;
+    };
+    PasswordForgotRequest: {
+      /**
+       * Format: email
+       * @example admin@demo.portico.local
+       */
+      email: string;
+      language?: components['schemas']['ConsoleLanguage'] & unknown;
+    };
+    PasswordResetDone: {
+      /** @enum {boolean} */
+      passwordChanged: true;
+      /**
+       * @description Sessions of the user that the reset ended (all of them).
+       * @example 1
+       */
+      endedSessions: number;
+    };
+    PasswordResetRequest: {
+      /** @description The token of the mailed (or operator-issued) link. */
+      token: string;
+      /**
+       * @description 12 to 256 characters.
+       * @example correct horse battery staple
+       */
+      password: string;
     };
     ApplicationList: {
       items: components['schemas']['Application'][];
@@ -2347,6 +2660,155 @@ export interface components {
        */
       scopes?: components['schemas']['ApiScope'][];
     };
+    /** @description Every user of the tenant: owners first, then by e-mail. */
+    TeamMemberList: {
+      items: components['schemas']['TeamMember'][];
+    };
+    /**
+     * @example {
+     *       "id": "0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11",
+     *       "email": "rita@acme.example",
+     *       "name": null,
+     *       "role": "operator",
+     *       "status": "invited",
+     *       "mfaEnabled": false,
+     *       "lastLoginAt": null,
+     *       "createdAt": "2026-11-21T10:15:30.123Z",
+     *       "invitation": {
+     *         "sentAt": "2026-11-21T10:15:30.123Z",
+     *         "expiresAt": "2026-11-28T10:15:30.123Z",
+     *         "expired": false
+     *       }
+     *     }
+     */
+    TeamMember: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      /** @example rita@acme.example */
+      email: string;
+      /** @description Null until the invitee sets it. */
+      name: string | null;
+      /**
+       * @description `owner` and `admin` manage the tenant; `operator` runs check-in.
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'operator';
+      status: components['schemas']['TeamMemberStatus'];
+      mfaEnabled: boolean;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      lastLoginAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      createdAt: string;
+      /** @description The pending link of an `invited` member; null otherwise. */
+      invitation: {
+        /**
+         * Format: date-time
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        sentAt: string;
+        /**
+         * Format: date-time
+         * @example 2026-11-21T10:15:30.123Z
+         */
+        expiresAt: string;
+        /** @description The link no longer works: resend it. */
+        expired: boolean;
+      } | null;
+    };
+    /**
+     * @description `active` signs in; `invited` was mailed a link and has not set a password yet; `deactivated` cannot sign in (their sessions were ended) until reactivated.
+     * @enum {string}
+     */
+    TeamMemberStatus: 'active' | 'invited' | 'deactivated';
+    /**
+     * @example {
+     *       "email": "rita@acme.example",
+     *       "role": "operator",
+     *       "language": "en"
+     *     }
+     */
+    InviteMemberRequest: {
+      /**
+       * Format: email
+       * @example rita@acme.example
+       */
+      email: string;
+      /**
+       * @description `owner` and `admin` manage the tenant; `operator` runs check-in.
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'operator';
+      language?: components['schemas']['InvitationLanguage'];
+    };
+    /**
+     * @description Language of the invitation mail (default: the inviter’s, else `en`).
+     * @enum {string}
+     */
+    InvitationLanguage: 'en' | 'pt-BR';
+    /**
+     * @example {
+     *       "role": "admin"
+     *     }
+     */
+    ChangeRoleRequest: {
+      /**
+       * @description `owner` and `admin` manage the tenant; `operator` runs check-in.
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'operator';
+    };
+    ResendInvitationRequest: {
+      language?: components['schemas']['InvitationLanguage'];
+    };
+    /**
+     * @example {
+     *       "email": "rita@acme.example",
+     *       "role": "operator",
+     *       "tenant": {
+     *         "name": "Acme Events"
+     *       },
+     *       "expiresAt": "2026-11-28T10:15:30.123Z",
+     *       "language": "en"
+     *     }
+     */
+    InvitationPreview: {
+      email: string;
+      /**
+       * @description `owner` and `admin` manage the tenant; `operator` runs check-in.
+       * @enum {string}
+       */
+      role: 'owner' | 'admin' | 'operator';
+      tenant: {
+        name: string;
+      };
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      expiresAt: string;
+      language: components['schemas']['InvitationLanguage'];
+    };
+    InvitationTokenRequest: {
+      /**
+       * @description The `token` of the mailed link.
+       * @example inv_…
+       */
+      token: string;
+    };
+    AcceptInvitationRequest: {
+      /** @example inv_… */
+      token: string;
+      /** @example Rita Alves */
+      name: string;
+      /** @description 12 to 256 characters, the rule of every password the service takes. */
+      password: string;
+    };
     Tenant: {
       /**
        * @description A sandbox has an id of its own (its webhooks and bus topics carry it); paths take either.
@@ -2464,6 +2926,8 @@ export interface components {
        * @example 900
        */
       apiKeyCheckinsPerMinute: number;
+      /** @description Default false. On: an owner or admin without MFA may sign in only to set it up: their session answers `mfaSetupRequired: true` in `GET /v1/auth/me` (and in the login answer’s `user`) and may call only `GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable` and `POST /v1/auth/logout`; anything else is 403 `mfa_setup_required`. Operators are not affected. Turning it on is refused (409 `conflict`) to a user whose own MFA is off, so nobody locks themselves into the setup by accident. */
+      requireMfaForAdmins: boolean;
     };
     AgePolicy: {
       /**
@@ -2577,6 +3041,8 @@ export interface components {
        * @example 900
        */
       apiKeyCheckinsPerMinute?: number;
+      /** @description Default false. On: an owner or admin without MFA may sign in only to set it up: their session answers `mfaSetupRequired: true` in `GET /v1/auth/me` (and in the login answer’s `user`) and may call only `GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable` and `POST /v1/auth/logout`; anything else is 403 `mfa_setup_required`. Operators are not affected. Turning it on is refused (409 `conflict`) to a user whose own MFA is off, so nobody locks themselves into the setup by accident. */
+      requireMfaForAdmins?: boolean;
     };
     Sandbox: {
       /**
@@ -4797,16 +5263,24 @@ export type SchemaTokenResponse = components['schemas']['TokenResponse'];
 export type SchemaUserProfile = components['schemas']['UserProfile'];
 export type SchemaMfaChallenge = components['schemas']['MfaChallenge'];
 export type SchemaLoginRequest = components['schemas']['LoginRequest'];
+export type SchemaConsoleLanguage = components['schemas']['ConsoleLanguage'];
 export type SchemaProductList = components['schemas']['ProductList'];
 export type SchemaProduct = components['schemas']['Product'];
 export type SchemaMfaSetupResponse = components['schemas']['MfaSetupResponse'];
 export type SchemaMfaEnabled = components['schemas']['MfaEnabled'];
+export type SchemaRecoveryCodes = components['schemas']['RecoveryCodes'];
 export type SchemaMfaState = components['schemas']['MfaState'];
 export type SchemaMfaEnableRequest = components['schemas']['MfaEnableRequest'];
 export type SchemaMfaVerifyResponse = components['schemas']['MfaVerifyResponse'];
 export type SchemaMfaVerified = components['schemas']['MfaVerified'];
 export type SchemaMfaVerifyRequest = components['schemas']['MfaVerifyRequest'];
 export type SchemaMfaCodeRequest = components['schemas']['MfaCodeRequest'];
+export type SchemaRecoveryCodesState = components['schemas']['RecoveryCodesState'];
+export type SchemaRecoveryCodesRequest = components['schemas']['RecoveryCodesRequest'];
+export type SchemaPasswordForgotAccepted = components['schemas']['PasswordForgotAccepted'];
+export type SchemaPasswordForgotRequest = components['schemas']['PasswordForgotRequest'];
+export type SchemaPasswordResetDone = components['schemas']['PasswordResetDone'];
+export type SchemaPasswordResetRequest = components['schemas']['PasswordResetRequest'];
 export type SchemaApplicationList = components['schemas']['ApplicationList'];
 export type SchemaApplication = components['schemas']['Application'];
 export type SchemaCreatedApplication = components['schemas']['CreatedApplication'];
@@ -4816,6 +5290,16 @@ export type SchemaApiKey = components['schemas']['ApiKey'];
 export type SchemaCreateApplicationRequest = components['schemas']['CreateApplicationRequest'];
 export type SchemaApiKeyList = components['schemas']['ApiKeyList'];
 export type SchemaCreateApiKeyRequest = components['schemas']['CreateApiKeyRequest'];
+export type SchemaTeamMemberList = components['schemas']['TeamMemberList'];
+export type SchemaTeamMember = components['schemas']['TeamMember'];
+export type SchemaTeamMemberStatus = components['schemas']['TeamMemberStatus'];
+export type SchemaInviteMemberRequest = components['schemas']['InviteMemberRequest'];
+export type SchemaInvitationLanguage = components['schemas']['InvitationLanguage'];
+export type SchemaChangeRoleRequest = components['schemas']['ChangeRoleRequest'];
+export type SchemaResendInvitationRequest = components['schemas']['ResendInvitationRequest'];
+export type SchemaInvitationPreview = components['schemas']['InvitationPreview'];
+export type SchemaInvitationTokenRequest = components['schemas']['InvitationTokenRequest'];
+export type SchemaAcceptInvitationRequest = components['schemas']['AcceptInvitationRequest'];
 export type SchemaTenant = components['schemas']['Tenant'];
 export type SchemaTenantPatch = components['schemas']['TenantPatch'];
 export type SchemaTenantSettings = components['schemas']['TenantSettings'];
@@ -4979,7 +5463,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5035,7 +5519,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5053,7 +5537,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description A dependency is down; `checks` says which and why */
+      /** @description A dependency is down, or the galleries are still loading; `checks` says which */
       503: {
         headers: {
           [name: string]: unknown;
@@ -5380,7 +5864,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5610,7 +6094,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5706,7 +6190,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5743,6 +6227,323 @@ export interface operations {
         };
       };
       /** @description `rate_limited`: too many wrong codes */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  authRecoveryCodesState: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The count */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RecoveryCodesState'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  authRecoveryCodesRegenerate: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RecoveryCodesRequest'];
+      };
+    };
+    responses: {
+      /** @description The new codes */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RecoveryCodes'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials; `invalid_mfa_code`: wrong or already used TOTP code; `invalid_credentials`: wrong password */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `conflict`: MFA is not on */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many wrong codes or passwords */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  authPasswordForgot: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PasswordForgotRequest'];
+      };
+    };
+    responses: {
+      /** @description Accepted (same answer for any address) */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasswordForgotAccepted'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many requests; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  authPasswordReset: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PasswordResetRequest'];
+      };
+    };
+    responses: {
+      /** @description The password is changed */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PasswordResetDone'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON; `invalid_reset_token`: unknown, used or expired link */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many tries; see Retry-After */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5803,7 +6604,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5866,7 +6667,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -5949,7 +6750,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6016,7 +6817,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6090,7 +6891,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6188,7 +6989,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6263,7 +7064,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6274,6 +7075,743 @@ export interface operations {
       };
       /** @description `not_found`: no such application or key in the caller’s tenant */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listTeamMembers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The whole team */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMemberList'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  inviteTeamMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InviteMemberRequest'];
+      };
+    };
+    responses: {
+      /** @description Invited; the mail is sent */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMember'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `owner_only`: an admin tried to make, change or deactivate an owner */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `already_member`: the address is already a member of this team; `email_in_use`: the address has an account in another tenant */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many invitation mails; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `service_unavailable`: the change is saved but the mail could not be sent: resend it */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  changeTeamMemberRole: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['ChangeRoleRequest'];
+      };
+    };
+    responses: {
+      /** @description The member with the new role */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMember'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `owner_only`: an admin tried to make, change or deactivate an owner */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such user in the caller’s tenant (another tenant’s user id included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `last_owner`: the change would leave the tenant without an active owner */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  deactivateTeamMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The member, deactivated */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMember'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `owner_only`: an admin tried to make, change or deactivate an owner */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such user in the caller’s tenant (another tenant’s user id included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `last_owner`: the change would leave the tenant without an active owner; `cannot_deactivate_self`: the caller named themselves */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  reactivateTeamMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The member, active or invited */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMember'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `owner_only`: an admin tried to make, change or deactivate an owner */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such user in the caller’s tenant (another tenant’s user id included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  resendTeamInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ResendInvitationRequest'];
+      };
+    };
+    responses: {
+      /** @description The member with the new link’s dates */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TeamMember'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `owner_only`: an admin tried to make, change or deactivate an owner */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: no such user in the caller’s tenant (another tenant’s user id included) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body; `not_invited`: the member is active or deactivated */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many invitation mails; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `service_unavailable`: the change is saved but the mail could not be sent: resend it */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  readTeamInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['InvitationTokenRequest'];
+      };
+    };
+    responses: {
+      /** @description The invitation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvitationPreview'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `invitation_invalid`: unknown token, or the link was used, replaced by a resend or withdrawn */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `invitation_expired`: the link is older than 7 days */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many links tried from this address; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  acceptTeamInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Any unique string (the SDKs send a UUID): the first answer to this key is kept for 24 h for this credential, and a retry with the same key, path and body gets it back (with `Idempotent-Replayed: true`) instead of doing the work twice. 5xx, 401, 403, 408 and 429 answers are not kept. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['AcceptInvitationRequest'];
+      };
+    };
+    responses: {
+      /** @description Signed in; a refresh cookie is set */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['TokenResponse'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter; `malformed_json`: the body is not JSON */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `invitation_invalid`: unknown token, or the link was used, replaced by a resend or withdrawn */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `idempotency_key_in_use`: a request with this `Idempotency-Key` is still running (retry after `Retry-After`); `idempotency_key_reused`: this `Idempotency-Key` was used with another path or body */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `invitation_expired`: the link is older than 7 days */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `payload_too_large`: the body is over the limit */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unsupported_media_type`: the body is not application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many links tried from this address; see Retry-After */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -6330,7 +7868,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6401,7 +7939,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6486,7 +8024,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:read`; `forbidden`: the user's role does not grant `tenant:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6557,7 +8095,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `tenant:write`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6568,6 +8106,15 @@ export interface operations {
       };
       /** @description `not_found`: no such tenant, or not the caller’s own tenant */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `conflict`: `requireMfaForAdmins: true` sent by a user whose own MFA is off */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -6642,7 +8189,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6712,7 +8259,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6803,7 +8350,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6866,7 +8413,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -6965,7 +8512,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7056,7 +8603,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7141,7 +8688,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:read`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7206,7 +8753,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7277,7 +8824,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7369,7 +8916,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7439,7 +8986,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7529,7 +9076,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7621,7 +9168,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7702,7 +9249,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret`; `self_registration_off`: the tenant takes no self-registration; `invitation_required`: the tenant takes invited guests only: no invitation, or it is for another address */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `self_registration_off`: the tenant takes no self-registration; `invitation_required`: the tenant takes invited guests only: no invitation, or it is for another address */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7810,7 +9357,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -7918,7 +9465,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `persons:write`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8242,7 +9789,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `forbidden`: `staff` from an anonymous caller (the attempt is not spent) */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up; `forbidden`: `staff` from an anonymous caller (the attempt is not spent) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8363,7 +9910,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8428,7 +9975,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8507,7 +10054,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8606,7 +10153,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8707,7 +10254,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `checkin`; `forbidden`: the user's role does not grant `checkin`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8810,7 +10357,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8873,7 +10420,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -8958,7 +10505,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9025,7 +10572,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9096,7 +10643,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9185,7 +10732,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9283,7 +10830,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9380,7 +10927,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9454,7 +11001,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9579,7 +11126,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9653,7 +11200,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9747,7 +11294,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9817,7 +11364,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:read`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9883,7 +11430,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -9955,7 +11502,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10053,7 +11600,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10145,7 +11692,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10255,7 +11802,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `insufficient_scope`: the API key lacks the scope `events:write`; `forbidden`: the user's role does not grant `events:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10715,7 +12262,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10781,7 +12328,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -10871,7 +12418,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11046,7 +12593,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11117,7 +12664,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -11206,7 +12753,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12884,7 +14431,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -12953,7 +14500,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13009,7 +14556,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13067,7 +14614,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13139,7 +14686,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `events:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `events:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13216,7 +14763,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13289,7 +14836,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13347,7 +14894,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13417,7 +14964,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13496,7 +15043,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13573,7 +15120,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13638,7 +15185,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `tenant:read`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
@@ -13701,7 +15248,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:write` */
+      /** @description `forbidden`: these credentials may not call this route; `forbidden`: a wrong `x-internal-secret`; `forbidden`: the user's role does not grant `persons:write`; `mfa_setup_required`: the tenant requires MFA of owners and admins (`requireMfaForAdmins`) and this user has not set it up */
       403: {
         headers: {
           [name: string]: unknown;
