@@ -200,6 +200,18 @@ const ACTIONS: Record<AuditAction, Words> = {
     en: 'Replaced the webhook secret',
     'pt-BR': 'Substituiu o segredo de webhook',
   },
+  'team.invitation_accepted': {
+    en: 'Accepted a team invitation',
+    'pt-BR': 'Aceitou um convite para a equipe',
+  },
+  'team.invitation_resent': { en: 'Resent a team invitation', 'pt-BR': 'Reenviou um convite para a equipe' },
+  'team.member_deactivated': { en: 'Deactivated a team member', 'pt-BR': 'Desativou um membro da equipe' },
+  'team.member_invited': { en: 'Invited someone to the team', 'pt-BR': 'Convidou alguém para a equipe' },
+  'team.member_reactivated': { en: 'Reactivated a team member', 'pt-BR': 'Reativou um membro da equipe' },
+  'team.role_changed': {
+    en: 'Changed a team member’s role',
+    'pt-BR': 'Alterou o papel de um membro da equipe',
+  },
   'webhook.redelivered': { en: 'Sent a webhook again', 'pt-BR': 'Reenviou um webhook' },
   'webhook.retried': { en: 'Retried a webhook now', 'pt-BR': 'Tentou um webhook agora' },
   'webhook.test_sent': { en: 'Sent a test webhook', 'pt-BR': 'Enviou um webhook de teste' },

@@ -15,6 +15,8 @@ import { Devices } from './pages/devices.js';
 import { Integrations } from './pages/integrations.js';
 import { Settings } from './pages/settings.js';
 import { AuditLog } from './pages/audit.js';
+import { Team } from './pages/team.js';
+import { AcceptInvite } from './pages/accept-invite.js';
 
 interface PageDef {
   path: string;
@@ -31,6 +33,7 @@ const PAGES: PageDef[] = [
   { path: 'persons', label: 'navPersons', Page: Persons },
   { path: 'events', label: 'navEvents', Page: Events },
   { path: 'devices', label: 'navDevices', Page: Devices, managers: true },
+  { path: 'team', label: 'navTeam', Page: Team, managers: true },
   { path: 'integrations', label: 'navIntegrations', Page: Integrations, managers: true },
   { path: 'settings', label: 'navSettings', Page: Settings, managers: true },
   { path: 'audit', label: 'navAudit', Page: AuditLog, managers: true },
@@ -77,6 +80,17 @@ function App() {
     setLangState(l);
   };
 
+  // A team invitation's link (its mail): whoever is signed in here, the invitee's page comes first.
+  if (path === 'accept-invite')
+    return (
+      <AcceptInvite
+        onSignedIn={(s) => {
+          setSession(s);
+          location.hash = '#/today';
+        }}
+        languageSwitch={<LanguageSwitch onChange={changeLang} />}
+      />
+    );
   if (session === undefined) return <p aria-busy="true">{t('loading')}</p>;
   if (session === null)
     return <SignIn onSignedIn={setSession} languageSwitch={<LanguageSwitch onChange={changeLang} />} />;

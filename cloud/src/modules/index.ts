@@ -16,12 +16,14 @@ import { syncRoutes } from './sync/routes.js';
 import { portalRoutes } from './portal/routes.js';
 import { privacyRoutes } from './privacy/routes.js';
 import { sandboxRoutes } from './sandbox/routes.js';
+import { teamRoutes } from './team/routes.js';
 
 export function moduleRoutes(deps: AppDeps): RouteDef[] {
   return [
     ...healthRoutes(deps),
     ...authRoutes(deps),
     ...applicationRoutes(deps),
+    ...teamRoutes(deps),
     ...tenantRoutes(deps),
     ...sandboxRoutes(deps),
     ...personRoutes(deps),

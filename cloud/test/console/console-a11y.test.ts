@@ -162,6 +162,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () =
       'persons',
       'events',
       'devices',
+      'team',
       'integrations',
       'settings',
       'audit',

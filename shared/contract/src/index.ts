@@ -14,5 +14,6 @@ export * from './event-guests.js';
 export * from './sync.js';
 export * from './portal.js';
 export * from './audit.js';
+export * from './team.js';
 export * from './admin.js';
 export * from './agent.js';

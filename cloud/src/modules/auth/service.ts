@@ -189,7 +189,8 @@ export function createAuthService(
       );
     }
     const passwordOk = await verifyPassword(user?.passwordHash ?? DUMMY_HASH, input.password);
-    if (!user || !passwordOk || user.tenant.status !== 'active') {
+    // Only an active user signs in: a deactivated one (modules/team) is refused like a wrong password.
+    if (!user || !passwordOk || user.tenant.status !== 'active' || user.status !== 'active') {
       await limiter.consume(ipEmailKey, LOGIN_LIMITS.perIpAndEmail);
       if (user && !passwordOk) {
         const { failedLogins } = await prisma.user.update({
@@ -204,7 +205,13 @@ export function createAuthService(
           await audit('auth.account.locked', { failedLogins });
         }
       }
-      const reason = !user ? 'unknown_email' : !passwordOk ? 'wrong_password' : 'tenant_suspended';
+      const reason = !user
+        ? 'unknown_email'
+        : !passwordOk
+          ? 'wrong_password'
+          : user.status !== 'active'
+            ? `user_${user.status}`
+            : 'tenant_suspended';
       await audit('auth.login.failed', { reason });
       throw invalidCredentials();
     }

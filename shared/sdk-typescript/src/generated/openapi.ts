@@ -2744,13 +2744,8 @@ export interface components {
        * @enum {string}
        */
       role: 'owner' | 'admin' | 'operator';
-      language?: components['schemas']['InvitationLanguage'];
+      language?: components['schemas']['ConsoleLanguage'] & unknown;
     };
-    /**
-     * @description Language of the invitation mail (default: the inviter’s, else `en`).
-     * @enum {string}
-     */
-    InvitationLanguage: 'en' | 'pt-BR';
     /**
      * @example {
      *       "role": "admin"
@@ -2764,7 +2759,7 @@ export interface components {
       role: 'owner' | 'admin' | 'operator';
     };
     ResendInvitationRequest: {
-      language?: components['schemas']['InvitationLanguage'];
+      language?: components['schemas']['ConsoleLanguage'] & unknown;
     };
     /**
      * @example {
@@ -2792,7 +2787,7 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       expiresAt: string;
-      language: components['schemas']['InvitationLanguage'];
+      language: components['schemas']['ConsoleLanguage'] & unknown;
     };
     InvitationTokenRequest: {
       /**
@@ -2806,7 +2801,10 @@ export interface components {
       token: string;
       /** @example Rita Alves */
       name: string;
-      /** @description 12 to 256 characters, the rule of every password the service takes. */
+      /**
+       * @description 12 to 256 characters.
+       * @example correct horse battery staple
+       */
       password: string;
     };
     Tenant: {
@@ -5294,7 +5292,6 @@ export type SchemaTeamMemberList = components['schemas']['TeamMemberList'];
 export type SchemaTeamMember = components['schemas']['TeamMember'];
 export type SchemaTeamMemberStatus = components['schemas']['TeamMemberStatus'];
 export type SchemaInviteMemberRequest = components['schemas']['InviteMemberRequest'];
-export type SchemaInvitationLanguage = components['schemas']['InvitationLanguage'];
 export type SchemaChangeRoleRequest = components['schemas']['ChangeRoleRequest'];
 export type SchemaResendInvitationRequest = components['schemas']['ResendInvitationRequest'];
 export type SchemaInvitationPreview = components['schemas']['InvitationPreview'];
