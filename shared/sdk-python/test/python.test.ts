@@ -112,10 +112,10 @@ describe.skipIf(!HAS_MODELS)('portico (Python SDK) against a running service', (
     await engine?.close();
   });
 
-  it('passes its unittest suite: quick start, problem codes, 429 retried, paging, webhooks, session', async () => {
+  it('passes its unittest suite: quick start, problem codes, 429 retried, every resource, 120 persons paged, sandbox, headers, webhooks, session', async () => {
     const { code, output } = await run(['-m', 'unittest', 'discover', '-v', '-s', 'tests'], env);
     expect(code, output).toBe(0);
-    expect(output).toMatch(/Ran 7 tests/);
+    expect(output).toMatch(/Ran 12 tests/);
     expect(output).not.toMatch(/skipped/);
     expect(output).toMatch(/\nOK\n?/);
   }, 120_000);

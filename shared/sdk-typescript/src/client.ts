@@ -5,6 +5,8 @@ import type { Environment } from './generated/events.js';
 import createClient, { type Client } from 'openapi-fetch';
 import { ok } from './errors.js';
 import type { components, paths } from './generated/openapi.js';
+import { createResources, type Resources } from './generated/resources.js';
+import { createCaller } from './resource-call.js';
 import { createTransport, inCookiePath, type CredentialSource, type RetryOptions } from './transport.js';
 
 export type Schemas = components['schemas'];
@@ -27,6 +29,8 @@ export interface PorticoOptions {
   environment?: Environment;
   /** An edge device: the platform's `x-internal-secret` and the device's own `x-device-token`. */
   device?: { internalSecret: string; token: string };
+  /** Sent with every request, whatever the credential (a call's own `headers` come after). */
+  headers?: Record<string, string>;
   retry?: RetryOptions;
   /** Defaults: the global fetch, setTimeout, Math.random (tests and custom runtimes replace them). */
   fetch?: typeof globalThis.fetch;
@@ -34,7 +38,12 @@ export interface PorticoOptions {
   random?: () => number;
 }
 
-export interface Portico {
+/**
+ * The API's resources (`persons`, `enrollment`, `checkin`, `events`, `guests`, `applications`,
+ * `tenants`, `checkins`, `webhooks`), generated from the OpenAPI document like Python's, and underneath
+ * them every operation by its path (`api`).
+ */
+export interface Portico extends Resources {
   /** Every documented operation, typed from the OpenAPI document: `api.GET('/v1/persons', …)`. */
   api: Client<paths>;
   /** Admin login. With MFA on, answers the challenge: finish with `verifyMfa`. */
@@ -57,7 +66,7 @@ export function createPortico(options: PorticoOptions): Portico {
 
   const credentials: CredentialSource = {
     headers(url) {
-      const headers: Record<string, string> = {};
+      const headers: Record<string, string> = { ...options.headers };
       const token = session.accessToken ?? options.apiKey;
       if (token) {
         headers.authorization = `Bearer ${token}`;
@@ -110,6 +119,7 @@ export function createPortico(options: PorticoOptions): Portico {
   }
 
   return {
+    ...createResources(createCaller(api)),
     api,
     get accessToken() {
       return session.accessToken;

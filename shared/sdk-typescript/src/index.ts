@@ -11,6 +11,8 @@ export {
   type Problem,
 } from './errors.js';
 export { paginate, type Page } from './pagination.js';
+export type { Resources } from './generated/resources.js';
+export type { PageIterator, RequestOptions, Upload } from './resource-call.js';
 export { DEFAULT_TIMEOUT_MS, USER_AGENT, type RetryOptions } from './transport.js';
 export { VERSION } from './version.js';
 export {

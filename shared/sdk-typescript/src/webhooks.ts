@@ -116,3 +116,11 @@ function hexBytes(hex: string): Uint8Array<ArrayBuffer> | undefined {
   for (let i = 0; i < 32; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return bytes;
 }
+
+/** `portico.webhooks.verify(…)` and `portico.webhooks.constructEvent(…)`: the same functions on the client. */
+export const webhookHelpers = {
+  /** Is this delivery genuine and fresh? (`verifyWebhookSignature`) */
+  verify: verifyWebhookSignature,
+  /** The verified event, or a `WebhookSignatureError` (`constructWebhookEvent`). */
+  constructEvent: constructWebhookEvent,
+};

@@ -2,9 +2,10 @@
 
 __version__ = "0.1.0"
 
-from .client import Persons, Photo, Portico, RetryPolicy
+from ._call import OMIT, PageIterator, Photo, RequestOptions
+from .client import Portico, RetryPolicy
 from .errors import FieldProblem, PorticoConnectionError, PorticoError, PorticoHttpError, PorticoTimeoutError, Problem
-from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult, WebhookEvent
+from .types import CheckinResult, EnrollResult, IdentifyResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult, WebhookEvent
 from .webhooks import (
     DEFAULT_TOLERANCE,
     SIGNATURE_HEADER,
@@ -19,9 +20,11 @@ __all__ = [
     "CheckinResult",
     "EnrollResult",
     "FieldProblem",
+    "IdentifyResult",
+    "OMIT",
     "Page",
+    "PageIterator",
     "Person",
-    "Persons",
     "Photo",
     "Portico",
     "PorticoConnectionError",
@@ -29,6 +32,7 @@ __all__ = [
     "PorticoHttpError",
     "PorticoTimeoutError",
     "Problem",
+    "RequestOptions",
     "RetryPolicy",
     "DEFAULT_TOLERANCE",
     "SIGNATURE_HEADER",

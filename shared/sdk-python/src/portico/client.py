@@ -6,7 +6,6 @@ and keyed POSTs), problem answers raised as ``PorticoError``, cursor paging."""
 
 from __future__ import annotations
 
-import base64
 import json
 import http.client
 import platform
@@ -18,14 +17,13 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, Union, cast
 
 from . import __version__
+from ._call import OMIT, RequestOptions, _Omitted, present
+from ._call import multipart as _multipart
+from ._generated import Resources
 from .errors import PorticoConnectionError, PorticoError, PorticoHttpError, PorticoTimeoutError, Problem, parse_retry_after
-from .types import CheckinResult, EnrollResult, Page, Person, StepUpFactor, StepUpRequired, UpsertPersonResult
-
-Photo = Union[bytes, str]
-"""A JPEG or PNG: raw bytes, or already base64 text."""
 
 _REFRESH_COOKIE = "portico_refresh"
 _REPEATABLE = {"GET", "HEAD", "OPTIONS", "PUT", "DELETE"}
@@ -51,12 +49,12 @@ class Response:
     body: Any
 
 
-def _photo(photo: Photo) -> str:
-    return photo if isinstance(photo, str) else base64.b64encode(photo).decode("ascii")
+class Portico(Resources):
+    """``Portico(base_url, api_key="pk_live_…")`` for integrators; ``login()`` for an admin session.
 
-
-class Portico:
-    """``Portico(base_url, api_key="pk_live_…")`` for integrators; ``login()`` for an admin session."""
+    The API's resources are attributes: ``persons``, ``enrollment``, ``checkin``, ``events``,
+    ``guests``, ``applications`` (``applications.keys``), ``tenants``, ``checkins``, ``webhooks``
+    (generated from the service's OpenAPI document, the same as the TypeScript SDK's)."""
 
     def __init__(
         self,
@@ -68,11 +66,14 @@ class Portico:
         timeout: float = 30.0,
         headers: Optional[Mapping[str, str]] = None,
         sandbox: bool = False,
+        environment: Optional[Literal["live", "sandbox"]] = None,
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
     ) -> None:
-        """``headers`` are sent with every request; ``sandbox=True`` makes an admin session act on the
-        tenant's sandbox (``x-portico-environment: sandbox``; a ``pk_test_`` key does by itself)."""
+        """``headers`` are sent with every request, whatever the credential; ``environment="sandbox"``
+        (or ``sandbox=True``) makes an admin session act on the tenant's sandbox (sent as
+        ``x-portico-environment``; a ``pk_test_`` key does by itself, and naming the other environment
+        than a key's is refused with 400)."""
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.access_token = access_token
@@ -82,9 +83,9 @@ class Portico:
         self._rand = rand
         self._refresh_token: Optional[str] = None
         self.headers: Dict[str, str] = dict(headers or {})
-        if sandbox:
-            self.headers["x-portico-environment"] = "sandbox"
-        self.persons = Persons(self)
+        if sandbox or environment:
+            self.headers["x-portico-environment"] = environment or "sandbox"
+        self._init_resources(self)
 
     # --- transport -------------------------------------------------------------------------------
 
@@ -94,23 +95,71 @@ class Portico:
         path: str,
         body: Any = None,
         query: Optional[Mapping[str, Any]] = None,
+        *,
+        headers: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
+        content: Optional[Tuple[bytes, str]] = None,
     ) -> Any:
-        """Calls any documented operation; answers the parsed JSON body (None for 204)."""
-        response = self._send_with_retries(method, path, body, query)
+        """Calls any documented operation by its path; answers the parsed JSON body (None for 204).
+        ``headers`` are sent with this call only; ``content`` is a raw body and its content type."""
+        if content is None and body is not None:
+            content = (json.dumps(body).encode("utf-8"), "application/json")
+        response = self._send_with_retries(method, path, content, query, dict(headers or {}), timeout)
         if 200 <= response.status < 300:
             return response.body
         raise _error_of(response)
 
-    def _send_with_retries(self, method: str, path: str, body: Any, query: Optional[Mapping[str, Any]]) -> Response:
+    def call(
+        self,
+        method: str,
+        template: str,
+        *,
+        params: Mapping[str, str],
+        body: Optional[Mapping[str, Any]] = None,
+        query: Optional[Mapping[str, Any]] = None,
+        multipart: Union[bool, str] = False,
+        filename: Any = OMIT,
+        options: Optional[RequestOptions] = None,
+    ) -> Any:
+        """One resource call (``portico.persons.create(...)`` and the others run through it): the path
+        template filled in, the arguments given sent as the JSON body (or ``multipart/form-data`` for an
+        upload) and the query."""
+        path = template
+        for name, value in params.items():
+            path = path.replace("{" + name + "}", _segment(value))
+        fields = present(body or {})
+        content: Optional[Tuple[bytes, str]] = None
+        # ``multipart="file"``: a JSON body unless a file is given (persons' import takes either).
+        if multipart is True or (isinstance(multipart, str) and multipart in fields):
+            name = "import.csv" if isinstance(filename, _Omitted) else str(filename)
+            content = _multipart({k: v for k, v in fields.items() if k == "file" or multipart is True}, name)
+        elif body is not None:
+            content = (json.dumps(fields).encode("utf-8"), "application/json")
+        extra = dict((options or {}).get("headers") or {})
+        key = (options or {}).get("idempotency_key")
+        if key:
+            extra["idempotency-key"] = key
+        return self.request(method, path, None, present(query or {}), headers=extra, timeout=(options or {}).get("timeout"), content=content)
+
+    def _send_with_retries(
+        self,
+        method: str,
+        path: str,
+        content: Optional[Tuple[bytes, str]],
+        query: Optional[Mapping[str, Any]],
+        extra: Dict[str, str],
+        timeout: Optional[float],
+    ) -> Response:
         method = method.upper()
-        # One key for every attempt of this POST: a retry after a lost answer is then safe.
-        extra = {"idempotency-key": str(uuid.uuid4())} if method == "POST" else {}
-        repeatable = method in _REPEATABLE or bool(extra)
+        # One key for every attempt of this POST (a caller's own kept): a retry after a lost answer is then safe.
+        if method == "POST" and not any(k.lower() == "idempotency-key" for k in extra):
+            extra["idempotency-key"] = str(uuid.uuid4())
+        repeatable = method in _REPEATABLE or any(k.lower() == "idempotency-key" for k in extra)
         renewed = False
         attempt = 0
         while True:
             try:
-                response = self._send(method, path, body, query, extra)
+                response = self._send(method, path, content, query, extra, timeout)
             except PorticoConnectionError:
                 if not repeatable or attempt >= self.retry.max_retries:
                     raise
@@ -120,7 +169,7 @@ class Portico:
             if response.status == 401 and not renewed and self._refresh_token and path not in _SESSION_ROUTES:
                 renewed = True
                 if self._renew():
-                    response = self._send(method, path, body, query, extra)
+                    response = self._send(method, path, content, query, extra, timeout)
             if not _retryable(response, repeatable) or attempt >= self.retry.max_retries:
                 return response
             asked = parse_retry_after(response.headers.get("retry-after"))
@@ -136,9 +185,10 @@ class Portico:
         self,
         method: str,
         path: str,
-        body: Any,
+        content: Optional[Tuple[bytes, str]],
         query: Optional[Mapping[str, Any]],
         extra: Optional[Mapping[str, str]] = None,
+        timeout: Optional[float] = None,
     ) -> Response:
         url = self.base_url + path
         if query:
@@ -152,20 +202,20 @@ class Portico:
         if path.startswith("/v1/auth/") and self._refresh_token:
             headers["cookie"] = f"{_REFRESH_COOKIE}={self._refresh_token}"
         data = None
-        if body is not None:
-            data = json.dumps(body).encode("utf-8")
-            headers["content-type"] = "application/json"
+        if content is not None:
+            data, headers["content-type"] = content
+        wait = self.timeout if timeout is None else timeout
         req = urllib.request.Request(url, data=data, method=method.upper(), headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as res:
+            with urllib.request.urlopen(req, timeout=wait) as res:
                 status, res_headers, raw = res.status, res.headers, res.read()
         except urllib.error.HTTPError as err:
             status, res_headers, raw = err.code, err.headers, err.read()
         except (TimeoutError, socket.timeout) as err:
-            raise PorticoTimeoutError(method.upper(), url, self.timeout, err) from err
+            raise PorticoTimeoutError(method.upper(), url, wait, err) from err
         except urllib.error.URLError as err:
             if isinstance(err.reason, (TimeoutError, socket.timeout)):
-                raise PorticoTimeoutError(method.upper(), url, self.timeout, err) from err
+                raise PorticoTimeoutError(method.upper(), url, wait, err) from err
             raise PorticoConnectionError(method.upper(), url, err) from err
         except (ConnectionError, http.client.HTTPException) as err:
             raise PorticoConnectionError(method.upper(), url, err) from err
@@ -213,133 +263,6 @@ class Portico:
         self.access_token = response.body["accessToken"]
         return True
 
-    # --- enrollment and check-in -----------------------------------------------------------------
-
-    def enroll(
-        self,
-        person_id: str,
-        photo: Optional[Photo] = None,
-        *,
-        photos: Optional[Sequence[Photo]] = None,
-    ) -> EnrollResult:
-        """Enrolls one photo, or one to five photos of the same person (their mean is the template)."""
-        body: Dict[str, Any] = {"personId": person_id}
-        if photo is not None:
-            body["frame"] = _photo(photo)
-        if photos is not None:
-            body["frames"] = [_photo(p) for p in photos]
-        return cast(EnrollResult, self.request("POST", "/v1/public/onboarding/enroll", body))
-
-    def identify(
-        self,
-        tenant_slug: str,
-        photo: Photo,
-        *,
-        event_id: Optional[str] = None,
-        device_id: Optional[str] = None,
-        nonce: Optional[str] = None,
-    ) -> Union[CheckinResult, StepUpRequired]:
-        """Identifies the face in ``photo`` and records the check-in decision, or answers
-        ``outcome == "step_up_required"`` (complete it with ``step_up``). A photo too poor to judge
-        raises ``PorticoHttpError`` 422 ``face_retake`` (its ``reasons`` say what to fix)."""
-        body: Dict[str, Any] = {"frame": _photo(photo)}
-        for key, value in (("eventId", event_id), ("deviceId", device_id), ("nonce", nonce)):
-            if value is not None:
-                body[key] = value
-        path = f"/v1/public/checkin/{urllib.parse.quote(tenant_slug, safe='')}/identify"
-        return cast(Union[CheckinResult, StepUpRequired], self.request("POST", path, body))
-
-    def step_up(
-        self,
-        tenant_slug: str,
-        attempt_id: str,
-        factor: StepUpFactor,
-        *,
-        token: Optional[str] = None,
-        code: Optional[str] = None,
-    ) -> CheckinResult:
-        """Completes a step-up once: ``factor="qr"`` with ``token`` (the candidate's QR or invitation
-        link token), ``"document_last4"`` or ``"birth_date"`` (YYYY-MM-DD) with ``code``, or ``"staff"``
-        (credentialed callers only). A factor that is not the candidate's records ``step_up_failed``."""
-        body: Dict[str, Any] = {"factor": factor}
-        if token is not None:
-            body["token"] = token
-        if code is not None:
-            body["code"] = code
-        slug = urllib.parse.quote(tenant_slug, safe="")
-        path = f"/v1/public/checkin/{slug}/step-up/{_segment(attempt_id)}"
-        return cast(CheckinResult, self.request("POST", path, body))
-
-    def paginate(self, path: str, query: Optional[Mapping[str, Any]] = None) -> Iterator[Any]:
-        """Every item of a list operation, fetched page by page as the loop asks for them."""
-        params = dict(query or {})
-        while True:
-            page = cast(Page[Any], self.request("GET", path, query=params))
-            yield from page["items"]
-            if not page.get("nextCursor"):
-                return
-            params["cursor"] = page["nextCursor"]
-
-
-class Persons:
-    def __init__(self, client: Portico) -> None:
-        self._client = client
-
-    def create(
-        self,
-        name: str,
-        document: str,
-        *,
-        external_id: Optional[str] = None,
-        email: Optional[str] = None,
-        phone: Optional[str] = None,
-        birth_date: Optional[str] = None,
-    ) -> Person:
-        body: Dict[str, Any] = {"name": name, "document": document}
-        for key, value in (("externalId", external_id), ("email", email), ("phone", phone), ("birthDate", birth_date)):
-            if value is not None:
-                body[key] = value
-        return cast(Person, self._client.request("POST", "/v1/persons", body))
-
-    def upsert(
-        self,
-        external_id: str,
-        name: str,
-        document: str,
-        *,
-        email: Optional[str] = None,
-        phone: Optional[str] = None,
-        birth_date: Optional[str] = None,
-    ) -> UpsertPersonResult:
-        """Creates the person with this ``external_id``, or replaces its name and document (email, phone
-        and birth date change only when given): ``{"result": "created" | "updated", "person": …}``."""
-        body: Dict[str, Any] = {"externalId": external_id, "name": name, "document": document}
-        for key, value in (("email", email), ("phone", phone), ("birthDate", birth_date)):
-            if value is not None:
-                body[key] = value
-        return cast(UpsertPersonResult, self._client.request("POST", "/v1/persons/upsert", body))
-
-    def get(self, person_id: str) -> Person:
-        return cast(Person, self._client.request("GET", f"/v1/persons/{_segment(person_id)}"))
-
-    def update(self, person_id: str, **fields: Any) -> Person:
-        return cast(Person, self._client.request("PATCH", f"/v1/persons/{_segment(person_id)}", fields))
-
-    def delete(self, person_id: str) -> None:
-        self._client.request("DELETE", f"/v1/persons/{_segment(person_id)}")
-
-    def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None, **filters: Any) -> Page[Person]:
-        """One page, newest first, with ``total`` (the persons matching); filters as documented (``q``,
-        ``externalId``, ``enrolled``, ``createdFrom``, ``createdTo``; ``sort="createdAt"`` for oldest first)."""
-        return cast(Page[Person], self._client.request("GET", "/v1/persons", query={"limit": limit, "cursor": cursor, **filters}))
-
-    def iterate(self, **filters: Any) -> Iterator[Person]:
-        """Every person matching ``filters``, across pages."""
-        return self._client.paginate("/v1/persons", filters)
-
-    def send_enrollment_link(self, person_id: str) -> Dict[str, Any]:
-        return cast(Dict[str, Any], self._client.request("POST", f"/v1/persons/{_segment(person_id)}/send-enrollment-link"))
-
 
 def _segment(value: str) -> str:
     return urllib.parse.quote(value, safe="")
@@ -366,4 +289,4 @@ def _error_of(response: Response) -> Exception:
     return PorticoError(problem, parse_retry_after(response.headers.get("retry-after")))
 
 
-__all__: List[str] = ["Photo", "Portico", "Persons", "RetryPolicy"]
+__all__: List[str] = ["Portico", "RetryPolicy"]

@@ -11,15 +11,25 @@ import hmac
 import json
 import re
 import time
-from typing import Any, Mapping, Optional, Sequence, Union, cast
-
-from .types import WebhookEvent
+from typing import Any, Dict, Literal, Mapping, Optional, Sequence, TypedDict, Union, cast
 
 SIGNATURE_HEADER = "X-Service-Signature"
 TIMESTAMP_HEADER = "X-Service-Timestamp"
 SIGNATURE_V2_HEADER = "X-Service-Signature-V2"
 #: How far the timestamp may be from now, either way (seconds).
 DEFAULT_TOLERANCE = 300.0
+
+
+class WebhookEvent(TypedDict):
+    """A webhook body (and bus message): ``data`` depends on ``event``; ``environment`` is
+    ``"live"`` or ``"sandbox"`` (an event of the tenant's sandbox, whose ``tenantId`` is its own)."""
+
+    id: str
+    event: str
+    tenantId: str
+    environment: Literal["live", "sandbox"]
+    timestamp: str
+    data: Dict[str, Any]
 
 
 class WebhookSignatureError(Exception):
@@ -95,3 +105,32 @@ def construct_webhook_event(
     if why:
         raise WebhookSignatureError(f"Webhook refused: {why}")
     return cast(WebhookEvent, json.loads(raw_body))
+
+
+class WebhookHelpers:
+    """``portico.webhooks.verify(...)`` and ``portico.webhooks.construct_event(...)``: the functions
+    above on the client (the same as the TypeScript SDK's ``webhooks.verify``/``constructEvent``)."""
+
+    def verify(
+        self,
+        raw_body: Union[bytes, str],
+        headers: Mapping[str, Any],
+        secret: Union[str, Sequence[str]],
+        *,
+        tolerance: float = DEFAULT_TOLERANCE,
+        now: Optional[float] = None,
+    ) -> bool:
+        """See ``verify_webhook_signature``."""
+        return verify_webhook_signature(raw_body, headers, secret, tolerance=tolerance, now=now)
+
+    def construct_event(
+        self,
+        raw_body: Union[bytes, str],
+        headers: Mapping[str, Any],
+        secret: Union[str, Sequence[str]],
+        *,
+        tolerance: float = DEFAULT_TOLERANCE,
+        now: Optional[float] = None,
+    ) -> WebhookEvent:
+        """See ``construct_webhook_event``."""
+        return construct_webhook_event(raw_body, headers, secret, tolerance=tolerance, now=now)
