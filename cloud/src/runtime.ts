@@ -86,8 +86,11 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       outbox: createOutboxSignal(),
       face,
       images: createImageStore({ dataDir: config.dataDir, cipher }),
-      gallery: createFaceGallery({ db, cipher, clock }),
+      gallery: createFaceGallery({ db, cipher, clock, logger }),
     };
+    closers.push(() => deps.gallery.close());
+    // Readiness waits for it (modules/health): the first check-in finds the galleries in memory.
+    void deps.gallery.warm();
     return { deps, close: () => closeAll(closers) };
   } catch (err) {
     await closeAll(closers);

@@ -11,6 +11,8 @@ export const HealthReady = z
         latencyMs: z.number().optional(),
         reason: z.string().optional(),
       }),
+      /** Face galleries loaded from their snapshots at start (the first check-in does not wait for them). */
+      gallery: z.object({ ok: z.boolean() }).optional(),
     }),
   })
   .openapi('HealthReady');

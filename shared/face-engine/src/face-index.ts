@@ -25,6 +25,13 @@ export interface SearchOptions {
   readonly among?: ReadonlySet<string>;
 }
 
+/** Stored rows of a FaceIndex (see `FaceIndex.exportRows`): `dims` float16 bits and 128 int8 per id. */
+export interface IndexRows {
+  readonly ids: string[];
+  readonly vectors: Uint16Array;
+  readonly projected: Int8Array;
+}
+
 export interface SearchHit {
   readonly id: string;
   /** Cosine similarity in [-1, 1]. */
@@ -148,6 +155,7 @@ class Projection {
 
 export class FaceIndex {
   private readonly dims: number;
+  private readonly seed: number;
   private readonly projection: Projection;
   private capacity = 0;
   /** The templates, L2-normalised, as float16 bits (`HALF_VALUES` reads them), `dims` per row. */
@@ -167,7 +175,8 @@ export class FaceIndex {
     if (this.dims % 4 !== 0 || this.dims < PROJECTED) {
       throw new RangeError(`dimensions must be a multiple of 4 and at least ${PROJECTED}`);
     }
-    this.projection = new Projection(this.dims, options.seed ?? 0x5eed);
+    this.seed = options.seed ?? 0x5eed;
+    this.projection = new Projection(this.dims, this.seed);
     this.unitScratch = new Float32Array(this.dims);
     this.reserve(Math.max(16, options.initialCapacity ?? 1024));
   }
@@ -216,6 +225,52 @@ export class FaceIndex {
    */
   *entries(): IterableIterator<[string, Float32Array]> {
     for (let row = 0; row < this.ids.length; row++) yield [this.ids[row]!, this.template(row)];
+  }
+
+  /**
+   * How rows are stored (float16 templates, the fast path's projection and quantisation): rows from
+   * `exportRows()` go back into an index of the same layout only.
+   */
+  get layout(): string {
+    return `f16x${this.dims}+rht${PROJECTED}i8@${this.seed.toString(16)}:1`;
+  }
+
+  /**
+   * Rows `from` to `to` (row order) as stored, copied: ids, float16 bits and int8 projections. With
+   * `addRows`, a snapshot that loads without normalising, rounding or projecting again.
+   */
+  exportRows(from = 0, to = this.size): IndexRows {
+    const end = Math.min(to, this.size);
+    return {
+      ids: this.ids.slice(from, end),
+      vectors: this.vectors.slice(from * this.dims, end * this.dims),
+      projected: this.mat.slice(this.matOffset + from * PROJECTED, this.matOffset + end * PROJECTED),
+    };
+  }
+
+  /** Adds rows as `exportRows()` gave them from an index of `layout` (replacing rows of the same ids). */
+  addRows(layout: string, rows: IndexRows): void {
+    if (layout !== this.layout) throw new RangeError(`rows of layout ${layout}, index is ${this.layout}`);
+    const n = rows.ids.length;
+    if (rows.vectors.length !== n * this.dims || rows.projected.length !== n * PROJECTED) {
+      throw new RangeError('rows and their vectors differ in length');
+    }
+    if (this.ids.length + n > this.capacity) this.reserve(Math.max(this.capacity * 2, this.ids.length + n));
+    for (let i = 0; i < n; i++) {
+      const id = rows.ids[i]!;
+      this.templateStats.delete(id);
+      let row = this.rows.get(id);
+      if (row === undefined) {
+        row = this.ids.length;
+        this.ids.push(id);
+        this.rows.set(id, row);
+      }
+      this.vectors.set(rows.vectors.subarray(i * this.dims, (i + 1) * this.dims), row * this.dims);
+      this.mat.set(
+        rows.projected.subarray(i * PROJECTED, (i + 1) * PROJECTED),
+        this.matOffset + row * PROJECTED,
+      );
+    }
   }
 
   /** Removes a template; the last row moves into the hole so storage stays dense. */

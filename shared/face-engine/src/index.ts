@@ -25,7 +25,7 @@ export {
 export type { CohortStats } from './calibration.js';
 export { FaceIndex, FAST_SEARCH_MIN_SIZE } from './face-index.js';
 export { CHECK_IN_CANDIDATES, identify } from './open-set.js';
-export type { CalibratedHit, SearchHit, SearchMode, SearchOptions } from './face-index.js';
+export type { CalibratedHit, IndexRows, SearchHit, SearchMode, SearchOptions } from './face-index.js';
 export { EMBEDDER_IDS, EMBEDDING_MODEL_ID, MODELS, MODEL_SOURCE } from './models/manifest.js';
 export type { ModelEntry, ModelInput, ModelName } from './models/manifest.js';
 export { MODEL_DIR_ENV, resolveModelDir } from './models/model-dir.js';

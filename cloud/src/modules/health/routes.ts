@@ -2,7 +2,7 @@ import { HealthLive, HealthReady } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { ANY_CALLER, defineRoute } from '../../http/route.js';
 
-export function healthRoutes({ db }: Pick<AppDeps, 'db'>) {
+export function healthRoutes({ db, gallery }: Pick<AppDeps, 'db' | 'gallery'>) {
   return [
     defineRoute({
       method: 'get',
@@ -20,19 +20,28 @@ export function healthRoutes({ db }: Pick<AppDeps, 'db'>) {
       path: '/v1/health/ready',
       operationId: 'healthReady',
       summary: 'Readiness probe',
-      description: 'Checks the database connection with a round trip. 503 with the reason when it fails.',
+      description:
+        'Checks the database connection with a round trip, and that the face galleries stored as snapshots are ' +
+        'loaded (after a start). 503 with the reason when either is not.',
       tag: 'Health',
       auth: ANY_CALLER,
       responses: {
         200: { description: 'Ready to serve', schema: HealthReady },
-        503: { description: 'A dependency is down; `checks` says which and why', schema: HealthReady },
+        503: {
+          description: 'A dependency is down, or the galleries are still loading; `checks` says which',
+          schema: HealthReady,
+        },
       },
       handler: async () => {
         const started = performance.now();
         try {
           await db.ping();
           const latencyMs = Math.round((performance.now() - started) * 10) / 10;
-          return { status: 200, body: { status: 'ok', checks: { database: { ok: true, latencyMs } } } };
+          const checks = { database: { ok: true, latencyMs }, gallery: { ok: gallery.ready() } };
+          return {
+            status: checks.gallery.ok ? 200 : 503,
+            body: { status: checks.gallery.ok ? 'ok' : 'unavailable', checks },
+          };
         } catch (err) {
           const reason = err instanceof Error ? err.message.split('\n')[0] : 'database unreachable';
           return {
