@@ -91,6 +91,7 @@ describe('tenant and settings', () => {
       syncCheckinImages: false,
       refreshTemplates: false,
       identifyCallers: 'credentialed',
+      apiKeyCheckinsPerMinute: 900,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

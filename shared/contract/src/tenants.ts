@@ -127,6 +127,9 @@ export const SelfRegistration = z.enum(SELF_REGISTRATION_MODES).openapi({
 });
 export type SelfRegistration = z.infer<typeof SelfRegistration>;
 
+/** The most an API key's check-in limit may be set to: the tenant's own ceiling of identify a minute. */
+export const API_KEY_CHECKINS_MAX = 1_200;
+
 export const TenantSettings = z
   .strictObject({
     webhookUrl: z
@@ -261,6 +264,20 @@ export const TenantSettings = z
         'frames that show it (`frames`, judged together as the device agent judges its own; a still photo ' +
         'repeated fails) and answers the outcome only (no person, no scores, no candidate).',
     }),
+    apiKeyCheckinsPerMinute: z
+      .number()
+      .int()
+      .min(10)
+      .max(API_KEY_CHECKINS_MAX)
+      .openapi({
+        description:
+          'Calls a minute one API key may make to each public check-in route (identify, liveness challenge, ' +
+          'step-up, QR), counted per key, whatever address it calls from (10 to 1200, default 900: a server ' +
+          'identifying 10 people a second, with room for retries and uneven timing). The tenant’s ceiling of ' +
+          '1,200 identifications a minute across all its callers stays; over either limit is 429 ' +
+          '`rate_limited` with `Retry-After`. Callers without credentials are limited per address instead.',
+        example: 900,
+      }),
     requireMfaForAdmins: z.boolean().openapi({
       description:
         'Default false. On: an owner or admin without MFA may sign in only to set it up: their session answers ' +
@@ -293,6 +310,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   refreshTemplates: false,
   identifyCallers: 'credentialed',
   requireMfaForAdmins: false,
+  apiKeyCheckinsPerMinute: 900,
 };
 
 /** Partial update: only the fields sent change; `age_policy` is merged field by field; unknown fields are a 400. */

@@ -22,7 +22,7 @@ import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { ActorKind } from '../../http/actor.js';
-import { createRateLimiter, type Limit, type RateLimitRule } from '../../http/rate-limit.js';
+import { CHECKIN_LIMITS, createCheckinLimits } from './limits.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
@@ -40,13 +40,16 @@ const CHALLENGE_ACTIONS: readonly ChallengeAction[] = ['blink', 'turn_head'];
 const RATE_LIMIT_ERROR = {
   status: 429,
   code: 'rate_limited',
-  description: 'more than 120 calls a minute from one client address; `Retry-After` says when to retry',
+  description:
+    'over the caller’s limit (per API key, device, user, or address without credentials); `Retry-After` ' +
+    'says when to retry',
 } as const;
 
-/** Per client address, on every public check-in route (a kiosk makes one call per person). */
-const PER_CLIENT: RateLimitRule = { limit: 120, windowMs: 60_000 };
-/** Identify per tenant (by slug), across all its kiosks and integrations. */
-const PER_TENANT: RateLimitRule = { limit: 1_200, windowMs: 60_000 };
+/** Who is limited how on the face routes (the same words on challenge, identify and step-up). */
+const CALLER_LIMITS =
+  'an API key per key (the tenant’s `apiKeyCheckinsPerMinute`, default 900 a minute, whatever address it ' +
+  'calls from), a device per device and a signed-in user per user (120 a minute), a caller without ' +
+  'credentials per client address (120 a minute)';
 
 /**
  * What an anonymous caller learns of a decision: the outcome, never the scores. Scores would let anyone
@@ -96,14 +99,17 @@ const QR_PAGE =
   '<p>Show it to the scanner at the entrance. Opening this link does not check you in.</p></body></html>';
 
 export function checkinRoutes(deps: AppDeps) {
-  const limiter = createRateLimiter(deps.db, deps.clock);
+  const limits = createCheckinLimits(deps);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
   const checkin = createCheckinService(deps);
   const stepUp = createStepUp(deps);
   const identify = createIdentify(deps, nonces, stepUp);
   const voidCheckin = createCheckinVoid(deps);
-  const limitClient = (route: string, ip: string, ...also: Limit[]) =>
-    limiter.enforceAll([{ key: `checkin:${route}:ip:${ip}`, rule: PER_CLIENT }, ...also]);
+  /** Identify and step-up per tenant (by slug), across all its callers; a sandbox counts apart. */
+  const perTenant = (route: string, slug: string, environment: 'live' | 'sandbox') => ({
+    key: `checkin:${route}:tenant:${slug}${environment === 'sandbox' ? ':sandbox' : ''}`,
+    rule: CHECKIN_LIMITS.perTenant,
+  });
 
   return [
     defineRoute({
@@ -117,7 +123,8 @@ export function checkinRoutes(deps: AppDeps) {
         'active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. ' +
         'When the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
         'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a ' +
-        '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.',
+        '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.\n\n' +
+        `Limits: ${CALLER_LIMITS}.`,
       tag: TAG,
       auth: ['public', 'apiKey', 'device'],
       scope: 'checkin',
@@ -129,7 +136,7 @@ export function checkinRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, actor, req, res }) => {
         const meta = requestMeta(req, res);
-        await limitClient('challenge', meta.ip);
+        await limits.caller('challenge', actor, meta.ip);
         const tenant = await tenantBySlug(
           deps.db,
           params.tenantSlug,
@@ -181,7 +188,7 @@ export function checkinRoutes(deps: AppDeps) {
         'liveness still judges the frame (`liveness_failed` below `livenessThreshold`); what a server gives up ' +
         'without a nonce is replay protection, so a server relaying frames from its own cameras should fetch ' +
         'a challenge per frame. A nonce that is sent is always checked.\n\n' +
-        'Limits: 120 calls a minute per client address, 1,200 per tenant.\n\n' +
+        `Limits: ${CALLER_LIMITS}; and 1,200 a minute per tenant across all its callers.\n\n` +
         '**Sandbox**: with a `pk_test_` key the same slug identifies among the tenant’s sandbox’s persons and ' +
         'records the check-in there (its webhook says `environment: "sandbox"`); without credentials a slug is ' +
         'the live tenant’s. The sandbox has its own 1,200 a minute.',
@@ -270,10 +277,12 @@ export function checkinRoutes(deps: AppDeps) {
         // cannot be probed at full speed either.
         // A sandbox counts apart: testing must not use up the live tenant's budget.
         const environment = actor.kind === 'apiKey' ? actor.environment : 'live';
-        await limitClient('identify', meta.ip, {
-          key: `checkin:identify:tenant:${params.tenantSlug}${environment === 'sandbox' ? ':sandbox' : ''}`,
-          rule: PER_TENANT,
-        });
+        await limits.caller(
+          'identify',
+          actor,
+          meta.ip,
+          perTenant('identify', params.tenantSlug, environment),
+        );
         return {
           status: 200,
           body: forFaceCaller(actor.kind, await identify(actor, params.tenantSlug, body, meta)),
@@ -295,7 +304,7 @@ export function checkinRoutes(deps: AppDeps) {
         'rules, capacity, geofence, webhook and bus) with `stepUp: { factor }`; one that does not records a ' +
         '`denied` check-in with reason `step_up_failed` (its webhook and bus message follow). Either way the ' +
         'attempt is spent: a second call is 409 `step_up_used`. Anonymous callers get no scores.\n\n' +
-        'Limits, as identify’s: 120 calls a minute per client address, 1,200 per tenant.',
+        `Limits, as identify’s: ${CALLER_LIMITS}; and 1,200 a minute per tenant.`,
       tag: TAG,
       auth: ['public', 'apiKey', 'adminSession', 'device'],
       scope: 'checkin',
@@ -329,10 +338,7 @@ export function checkinRoutes(deps: AppDeps) {
       handler: async ({ params, body, actor, req, res }) => {
         const meta = requestMeta(req, res);
         const environment = 'environment' in actor ? actor.environment : 'live';
-        await limitClient('step-up', meta.ip, {
-          key: `checkin:step-up:tenant:${params.tenantSlug}${environment === 'sandbox' ? ':sandbox' : ''}`,
-          rule: PER_TENANT,
-        });
+        await limits.caller('step-up', actor, meta.ip, perTenant('step-up', params.tenantSlug, environment));
         return {
           status: 200,
           body: forFaceCaller(
@@ -410,7 +416,13 @@ export function checkinRoutes(deps: AppDeps) {
         '`X-Purpose` or `X-Moz` saying `prefetch`, `prerender` or `preview`) get 204 and nothing is read or ' +
         'recorded; a client that prefers `text/html` (someone who opened the link in a browser, a mail ' +
         'scanner) gets a short HTML page saying so (200 `text/html`), nothing recorded.\n\n' +
-        'Limit: 120 calls a minute per client address.',
+        '**Limits, sized for a door rush** (a venue’s guests and kiosks share one address, so known codes ' +
+        'are not limited per address): 10 scans a minute per code (a double read, a retry; repeats answer ' +
+        'the earlier admission anyway) and 3,000 a minute per event (`eventId`; without one, per tenant). ' +
+        'Codes that resolve to nothing (unknown, revoked, malformed) are what guessing looks like: 60 a ' +
+        'minute per client address (per credential for a caller with one), shared with link check-ins; once ' +
+        'used up, every scan from there waits until the minute ends. An API key is also limited per key ' +
+        '(`apiKeyCheckinsPerMinute`, default 900), a device per device and a user per user (120).',
       tag: TAG,
       auth: ['public', 'apiKey', 'adminSession', 'device'],
       scope: 'checkin',
@@ -439,7 +451,8 @@ export function checkinRoutes(deps: AppDeps) {
       ],
       handler: async ({ params, query, actor, req, res }) => {
         const meta = requestMeta(req, res);
-        await limitClient('qr', meta.ip);
+        // A visit below reads nothing, so it is not counted; a credential's own limit comes first.
+        if (actor.kind !== 'public') await limits.caller('qr', actor, meta.ip);
         const visit = linkVisit(req);
         if (visit === 'preview') return { status: 204 };
         if (visit === 'browser') {

@@ -11,6 +11,7 @@ import { auditActorOf, recordAudit } from '../audit/record.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
+import { createCheckinLimits } from './limits.js';
 import { firstName, loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
 
@@ -27,6 +28,7 @@ const ADMITTED = ['success', 'geofence_alert'];
 export function createCheckinService(deps: Deps) {
   const { prisma } = deps.db;
   const limiter = createRateLimiter(deps.db, deps.clock);
+  const limits = createCheckinLimits(deps);
 
   /** The identity's latest admission by QR (to this event, or with none) since `since`, as answered then. */
   async function earlierAdmission(
@@ -188,25 +190,35 @@ export function createCheckinService(deps: Deps) {
       ctx: RequestMeta,
     ): Promise<QrCheckinResult> {
       const now = deps.clock.now();
-      const row = await prisma.checkinToken.findUnique({
-        where: { tokenHash: hashToken(token) },
-        include: {
-          identity: { select: { personId: true, status: true } },
-          tenant: { select: { status: true, settings: true } },
-        },
+      // A code that resolves to nothing counts against the caller's unknown tokens (guessing); a known
+      // one is limited per code and per event, not per address (a venue's guests share one).
+      const row = await limits.lookup(actor, ctx.ip, async () => {
+        const found = await prisma.checkinToken.findUnique({
+          where: { tokenHash: hashToken(token) },
+          include: {
+            identity: { select: { personId: true, status: true } },
+            tenant: { select: { status: true, settings: true } },
+          },
+        });
+        // A suspended tenant's codes count as unknown, like its slug on the other public routes; so do
+        // another tenant's for a caller of a tenant.
+        const unknown =
+          !found ||
+          found.kind !== 'qr' ||
+          found.revokedAt ||
+          found.identity.status !== 'active' ||
+          found.tenant.status !== 'active' ||
+          ('tenantId' in actor && actor.tenantId && actor.tenantId !== found.tenantId);
+        return unknown ? null : found;
       });
-      // A suspended tenant's codes count as unknown, like its slug on the other public routes.
-      if (
-        !row ||
-        row.kind !== 'qr' ||
-        row.revokedAt ||
-        row.identity.status !== 'active' ||
-        row.tenant.status !== 'active'
-      ) {
-        throw notFound('QR token');
-      }
-      if ('tenantId' in actor && actor.tenantId && actor.tenantId !== row.tenantId)
-        throw notFound('QR token');
+      if (!row) throw notFound('QR token');
+      // The event asked for keys the event's counter before it is looked up: an unknown one is a 404
+      // below, and the code's own limit bounds a caller trying many.
+      await limits.token(
+        'qr',
+        row.id,
+        query.eventId ? { eventId: query.eventId } : { tenantId: row.tenantId },
+      );
       const settings = tenantSettingsOf(row.tenant.settings);
       if (qrExpiry(row.createdAt, settings) <= now) {
         throw new AppError(410, 'qr_token_expired', 'This QR code has expired; ask for a new one');

@@ -388,7 +388,13 @@ export function guestRoutes(deps: AppDeps) {
         'open records nothing (invitations go out before), and a ' +
         `visit during the event can record at most the guest's one check-in. A client that prefers HTML (a ` +
         'person who opened the link) is sent (303) to the landing page `/c/{token}`, whose button checks in. ' +
-        `${NEVER}30 calls a minute per address.`,
+        `${NEVER}\n\n` +
+        '**Limits, sized for a door rush** (a venue’s guests share one address, so known links are not ' +
+        'limited per address): 10 calls a minute per link (a double tap, the landing page’s own retries) and ' +
+        '3,000 a minute per event. Links that resolve to nothing (unknown, removed, malformed) are what ' +
+        'guessing looks like: 60 a minute per client address, shared with QR check-ins; once used up, every ' +
+        'link from there waits until the minute ends. Over a limit: 429 `rate_limited` with `Retry-After` ' +
+        '(the landing page waits and retries by itself).',
       tag: 'Check-in',
       auth: ['public'],
       params: LinkCheckinParams,

@@ -19,6 +19,7 @@ import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { likeLiteral } from '../../infra/db/like.js';
 import { recordAudit, targetAudit } from '../audit/record.js';
+import { createCheckinLimits } from '../checkin/limits.js';
 import { loadEvent, recordCheckin } from '../checkin/record.js';
 import { decodeCursor, encodeCursor, eventByToken, findEvent, type AdminContext } from '../events/service.js';
 import { firstName } from '../checkin/record.js';
@@ -26,11 +27,14 @@ import { toGuestWire, toPublicGuest } from './wire.js';
 
 type Deps = Pick<AppDeps, 'db' | 'clock' | 'config' | 'outbox'>;
 
-/** Public token routes are limited per client address (all API processes share the counters). */
+/**
+ * Public token routes are limited per client address (all API processes share the counters); link
+ * check-ins are not: a door rush comes from one address, so they are limited per link and per event
+ * (checkin/limits.ts).
+ */
 export const PUBLIC_GUEST_LIMITS = {
   read: { limit: 120, windowMs: 60_000 },
   confirm: { limit: 30, windowMs: 60_000 },
-  link: { limit: 30, windowMs: 60_000 },
   list: { limit: 600, windowMs: 60_000 },
 } satisfies Record<string, RateLimitRule>;
 
@@ -112,6 +116,7 @@ interface ConfirmedRow {
 export function createGuestService(deps: Deps) {
   const { prisma } = deps.db;
   const limiter = createRateLimiter(deps.db, deps.clock);
+  const checkinLimits = createCheckinLimits(deps);
   const publicUrl = deps.config.publicUrl;
   const limit = (kind: keyof typeof PUBLIC_GUEST_LIMITS, ip: string) =>
     limiter.enforce(`guests:${kind}:${ip}`, PUBLIC_GUEST_LIMITS[kind]);
@@ -343,14 +348,18 @@ export function createGuestService(deps: Deps) {
      * is open; once the guest is checked in, a visit answers `already_checked_in` and records nothing.
      */
     async checkinByLink(actor: ActorOf<'public'>, token: string, meta: RequestMeta) {
-      await limit('link', meta.ip);
-      const guest = await prisma.guest.findUnique({
-        where: { linkToken: token },
-        include: { event: true, tenant: { select: { status: true } } },
+      // A link that resolves to nothing counts against the address's unknown tokens (guessing); a known
+      // one is limited per link and per event, not per address (a venue's guests share one).
+      const guest = await checkinLimits.lookup(actor, meta.ip, async () => {
+        const found = await prisma.guest.findUnique({
+          where: { linkToken: token },
+          include: { event: true, tenant: { select: { status: true } } },
+        });
+        const gone = !found || found.deletedAt || found.event.deletedAt || found.tenant.status !== 'active';
+        return gone ? null : found;
       });
-      if (!guest || guest.deletedAt || guest.event.deletedAt || guest.tenant.status !== 'active') {
-        throw notFound('Check-in link');
-      }
+      if (!guest) throw notFound('Check-in link');
+      await checkinLimits.token('link', guest.id, { eventId: guest.eventId });
       const view = { guest: { displayName: firstName(guest.name) }, event: { name: guest.event.name } };
       if (guest.checkedInAt) {
         return {

@@ -1,6 +1,6 @@
 // The landing of an invitation's check-in link (`/c/{linkToken}`): opening it records nothing (mail
 // scanners open links too); the guest's tap calls the check-in route as an API client.
-import { api, chooseLanguage, el, header, notice, render, translator } from './common.js';
+import { api, chooseLanguage, el, header, notice, problemText, render, translator } from './common.js';
 
 const [, , linkToken] = location.pathname.split('/');
 const route = `/v1/public/checkin/link/${encodeURIComponent(linkToken)}`;
@@ -37,9 +37,7 @@ function start() {
               ? t('checkinNotOpen')
               : code === 'not_found'
                 ? t('checkinInvalid')
-                : done.status === 0
-                  ? t('networkError')
-                  : t('genericError', { code: code ?? done.status }),
+                : problemText(t, done),
           ),
         );
       },

@@ -60,7 +60,27 @@ export function notice(kind, text) {
   return el('div', { class: `notice ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, text);
 }
 
+/** A wait the pages sit out by themselves; a longer `Retry-After` is shown as an error instead. */
+const MAX_WAIT_SECONDS = 90;
+/** Waits in a row before the page gives up and says so. */
+const MAX_WAITS = 5;
+
+/**
+ * Calls the API. A 429 (a limit refuses before anything is done, so a retry is safe) is waited out as
+ * its `Retry-After` says, with a notice that counts down, and tried again, up to `MAX_WAITS` times.
+ */
 export async function api(method, path, { body, token } = {}) {
+  for (let waits = 0; ; waits++) {
+    const res = await call(method, path, body, token);
+    if (res.status !== 429 || waits >= MAX_WAITS) return res;
+    const seconds = Math.max(1, Number(res.retryAfter) || res.data?.retryAfterSeconds || 5);
+    if (seconds > MAX_WAIT_SECONDS) return res;
+    // Up to 1.5 s more at random, so a crowd refused in the same second does not come back together.
+    await waitOut(seconds * 1000 + Math.random() * 1500);
+  }
+}
+
+async function call(method, path, body, token) {
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
@@ -77,7 +97,28 @@ export async function api(method, path, { body, token } = {}) {
   } catch {
     data = null;
   }
-  return { status: res.status, ok: res.ok, data };
+  return { status: res.status, ok: res.ok, data, retryAfter: res.headers.get('retry-after') };
+}
+
+/** Shows "please wait" above the page, counting down the seconds, for `ms`. */
+async function waitOut(ms) {
+  const texts = TEXTS[document.documentElement.lang] ?? TEXTS.en;
+  const banner =
+    document.getElementById('wait') ?? el('div', { id: 'wait', class: 'notice wait', role: 'status' });
+  document.body.prepend(banner);
+  const end = Date.now() + ms;
+  for (let left = ms; left > 0; left = end - Date.now()) {
+    banner.textContent = texts.waitRetry.replace('{seconds}', String(Math.ceil(left / 1000)));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, 1000)));
+  }
+  banner.remove();
+}
+
+/** What to tell the person about a failed call: no connection, too many tries, or the code. */
+export function problemText(t, res) {
+  if (res.status === 0) return t('networkError');
+  if (res.status === 429) return t('rateLimited');
+  return t('genericError', { code: res.data?.code ?? res.status });
 }
 
 export function formatDate(lang, iso, timeZone) {

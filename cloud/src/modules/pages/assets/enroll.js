@@ -1,7 +1,7 @@
 // Self-enrollment from an e-mailed link (`/enroll?token=`): consent, then three photos by default (the
 // camera guides a straight look and small head turns to each side) or one to three chosen files, sent
 // together as `frames`; the service's answer says what to fix, naming the photo when it can.
-import { api, chooseLanguage, el, header, notice, render, translator } from './common.js';
+import { api, chooseLanguage, el, header, notice, problemText, render, translator } from './common.js';
 
 const lang = chooseLanguage();
 const t = translator(lang);
@@ -280,12 +280,7 @@ function explain(res) {
     case 'not_found':
       return [notice('error', t('enrollLinkInvalid'))];
     default:
-      return [
-        notice(
-          'error',
-          res.status === 0 ? t('networkError') : t('genericError', { code: d.code ?? res.status }),
-        ),
-      ];
+      return [notice('error', problemText(t, res))];
   }
 }
 

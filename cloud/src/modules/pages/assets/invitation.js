@@ -1,5 +1,15 @@
 // A guest's invitation (`/e/{eventToken}/g/{guestToken}`): the event's branding, and confirming or declining.
-import { api, chooseLanguage, el, formatDate, header, notice, render, translator } from './common.js';
+import {
+  api,
+  chooseLanguage,
+  el,
+  formatDate,
+  header,
+  notice,
+  problemText,
+  render,
+  translator,
+} from './common.js';
 
 const [, , eventToken, , guestToken] = location.pathname.split('/');
 const base = `/v1/events/${encodeURIComponent(eventToken)}/guests/${encodeURIComponent(guestToken)}`;
@@ -11,7 +21,7 @@ async function start() {
   if (!res.ok)
     return render(
       header(t, lang, t('invitationTitle')),
-      notice('error', res.status === 0 ? t('networkError') : t('invitationInvalid')),
+      notice('error', res.status === 0 || res.status === 429 ? problemText(t, res) : t('invitationInvalid')),
     );
   const guest = res.data;
   const event = guest.event;
@@ -45,7 +55,7 @@ async function start() {
                 ? t('eventClosed')
                 : code === 'event_full'
                   ? t('eventFull')
-                  : t('genericError', { code: code ?? done.status }),
+                  : problemText(t, done),
             ),
           );
         },

@@ -1,14 +1,23 @@
 // The person portal: sign-in by e-mailed link, my data across organisations, biometrics with
 // withdrawal of consent, check-ins, data export and the deletion request (and its confirmation page).
-import { api, chooseLanguage, el, formatDate, header, notice, render, translator } from './common.js';
+import {
+  api,
+  chooseLanguage,
+  el,
+  formatDate,
+  header,
+  notice,
+  problemText,
+  render,
+  translator,
+} from './common.js';
 
 const lang = chooseLanguage();
 const t = translator(lang);
 const TOKEN_KEY = 'portico.portalToken';
 const params = new URLSearchParams(location.search);
 
-const errorText = (res) =>
-  res.status === 0 ? t('networkError') : t('genericError', { code: res.data?.code ?? res.status });
+const errorText = (res) => problemText(t, res);
 
 function signInForm(message) {
   const input = el('input', {

@@ -5,6 +5,9 @@ export const TEXTS = {
     loading: 'Loading…',
     networkError: 'The service cannot be reached. Check your connection and try again.',
     genericError: 'Something went wrong ({code}). Try again later.',
+    waitRetry:
+      'Many people are doing this right now. Please wait a few seconds: we will try again by ourselves (in {seconds} s).',
+    rateLimited: 'Too many attempts right now. Please wait a minute and try again.',
     // Portal
     portalTitle: 'My data',
     signInIntro: 'Enter the e-mail address an organisation holds for you. We will send you a sign-in link.',
@@ -148,6 +151,9 @@ export const TEXTS = {
     loading: 'Carregando…',
     networkError: 'Não foi possível acessar o serviço. Verifique sua conexão e tente de novo.',
     genericError: 'Algo deu errado ({code}). Tente mais tarde.',
+    waitRetry:
+      'Muitas pessoas estão fazendo isso agora. Aguarde alguns segundos: tentaremos de novo automaticamente (em {seconds} s).',
+    rateLimited: 'Muitas tentativas neste momento. Aguarde um minuto e tente de novo.',
     portalTitle: 'Meus dados',
     signInIntro:
       'Informe o e-mail que uma organização tem cadastrado para você. Enviaremos um link de acesso.',
