@@ -144,9 +144,10 @@ export function TwoStep(props: {
   const on = me.data?.mfaEnabled;
   return (
     <article id="mfa">
-      <h2>{t('mfaSection')}</h2>
+      {/* In the required setup the page's own heading says it all: no second title, no "off". */}
+      {props.onSetUp ? null : <h2>{t('mfaSection')}</h2>}
       <ErrorNote error={me.error} />
-      {me.data ? (
+      {me.data && !props.onSetUp ? (
         <p id="mfa-state">
           <Badge tone={on ? 'ok' : 'warn'}>{on ? t('on') : t('off')}</Badge>{' '}
           {on ? t('mfaOnHelp') : t('mfaOffHelp')}

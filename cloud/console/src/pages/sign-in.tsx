@@ -77,7 +77,8 @@ function Reset({ token }: { token: string | null }) {
       {done ? (
         <Notice message={t('resetDone')} />
       ) : (
-        <form onSubmit={submit} id="reset-form">
+        // Typing again clears a refusal that no longer applies (e.g. the two passwords now agree).
+        <form onSubmit={submit} onInput={() => error && setError(null)} id="reset-form">
           <Field label={t('newPassword')} help={t('newPasswordHelp')}>
             <input
               name="password"
