@@ -109,7 +109,11 @@ const PT_BR: Record<ErrorCode, string> = {
   conflict: 'Alguém alterou isto ao mesmo tempo. Recarregue a página e tente de novo.',
   rate_limited: 'Muitas tentativas em pouco tempo. Aguarde um momento e tente de novo.',
   mfa_required: 'Digite o código do seu aplicativo autenticador para continuar.',
+  mfa_setup_required:
+    'Sua organização exige a verificação em duas etapas: ative-a antes de fazer qualquer outra coisa.',
   invalid_mfa_code: 'Código incorreto. Digite o código atual de 6 dígitos do seu aplicativo autenticador.',
+  invalid_reset_token:
+    'Este link de redefinição não funciona mais (foi usado, substituído ou é antigo demais). Peça um novo.',
   invalid_credentials: 'E-mail ou senha incorretos.',
   account_locked: 'Muitas tentativas de entrada: a conta está bloqueada por um tempo. Tente mais tarde.',
   refresh_token_reused: 'Sua sessão foi encerrada por segurança. Entre de novo.',
@@ -117,11 +121,7 @@ const PT_BR: Record<ErrorCode, string> = {
   invalid_base64: 'Não foi possível ler a foto. Escolha outro arquivo.',
   unsupported_image: 'Formato de imagem não suportado. Use uma foto JPEG ou PNG.',
   image_too_large: 'A foto é grande demais. Use uma menor.',
-  mfa_setup_required:
-    'Sua organização exige a verificação em duas etapas: ative-a antes de fazer qualquer outra coisa.',
   no_face_detected: 'Nenhum rosto encontrado na foto. Use uma foto com o rosto bem visível.',
-  invalid_reset_token:
-    'Este link de redefinição não funciona mais (foi usado, substituído ou é antigo demais). Peça um novo.',
   face_quality_too_low: 'A foto não é boa o bastante: use uma foto nítida, bem iluminada e de frente.',
   duplicate_face: 'Este rosto já está cadastrado para outra pessoa.',
   photos_differ: 'As fotos não parecem ser da mesma pessoa.',

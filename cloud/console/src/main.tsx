@@ -102,6 +102,17 @@ function App() {
     setSession(null);
     location.hash = '';
   };
+  // A tenant that requires MFA of owners and admins holds one without it at the setup.
+  if (session.me.mfaSetupRequired) {
+    return (
+      <MfaSetup
+        session={session}
+        onReady={(me) => setSession({ ...session, me })}
+        onSignOut={() => void signOut()}
+        languageSwitch={<LanguageSwitch onChange={changeLang} />}
+      />
+    );
+  }
   return (
     <div class="shell">
       <a
@@ -116,17 +127,6 @@ function App() {
         {t('skipToContent')}
       </a>
       <aside>
-  // A tenant that requires MFA of owners and admins holds one without it at the setup.
-  if (session.me.mfaSetupRequired) {
-    return (
-      <MfaSetup
-        session={session}
-        onReady={(me) => setSession({ ...session, me })}
-        onSignOut={() => void signOut()}
-        languageSwitch={<LanguageSwitch onChange={changeLang} />}
-      />
-    );
-  }
         <div class="brand">{t('appName')}</div>
         <button
           type="button"

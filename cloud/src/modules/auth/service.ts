@@ -216,6 +216,11 @@ export function createAuthService(
       throw invalidCredentials();
     }
     await limiter.reset(ipEmailKey);
+    // The console's language becomes the language of the mails this user receives.
+    if (input.language && input.language !== user.language) {
+      await prisma.user.update({ where: { id: user.id }, data: { language: input.language } });
+      user.language = input.language;
+    }
 
     if (user.mfaEnabled) {
       const mfaTicket = randomToken('mfa_');
@@ -223,11 +228,6 @@ export function createAuthService(
         await tx.mfaTicket.create({
           data: {
             id: newId(),
-    // The console's language becomes the language of the mails this user receives.
-    if (input.language && input.language !== user.language) {
-      await prisma.user.update({ where: { id: user.id }, data: { language: input.language } });
-      user.language = input.language;
-    }
             tenantId: user.tenantId,
             userId: user.id,
             tokenHash: hashToken(mfaTicket),
