@@ -92,6 +92,7 @@ describe('tenant and settings', () => {
       refreshTemplates: false,
       identifyCallers: 'credentialed',
       apiKeyCheckinsPerMinute: 900,
+      requireMfaForAdmins: false,
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });
