@@ -80,6 +80,34 @@ export const RECIPES: Record<string, Recipe> = {
       const user = await f.newMfaUser();
       return { body: { mfaTicket: user.mfaTicket, code: await f.nextTotp(user.secret) } };
     },
+    // A TOTP code or a recovery code, never both.
+    body: (g) => without(g, 'recoveryCode'),
+  },
+  authRecoveryCodesState: { prepare: async (f) => ({ headers: (await f.newMfaUser()).headers }) },
+  authRecoveryCodesRegenerate: {
+    prepare: async (f) => ({ headers: (await f.newMfaUser()).headers, body: { password: PASSWORD } }),
+    body: (g) => without(g, 'code'),
+  },
+  authPasswordForgot: {
+    prepare: async (f) => {
+      // The run asks more often than the hourly limits allow; the limits have their own test.
+      await f.app.deps.db.prisma.rateLimitBucket.deleteMany({
+        where: { key: { startsWith: 'password-reset:' } },
+      });
+      return { body: { email: (await f.newUser()).email } };
+    },
+  },
+  authPasswordReset: {
+    prepare: async (f) => {
+      await f.app.deps.db.prisma.rateLimitBucket.deleteMany({
+        where: { key: { startsWith: 'password-reset:' } },
+      });
+      const { email } = await f.newUser();
+      await f.call('POST', '/v1/auth/password/forgot', { body: { email } });
+      const mail = await waitForMail(f.app.smtp, email, /reset-password\?token=/);
+      const token = decodeURIComponent(/reset-password\?token=(\S+)/.exec(mail)![1]!);
+      return { body: { token, password: 'a long enough new password' } };
+    },
   },
   authMfaDisable: {
     prepare: async (f) => {
