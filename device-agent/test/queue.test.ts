@@ -30,7 +30,7 @@ const item = (n: number): QueuedItem =>
   }) as unknown as QueuedItem;
 
 // Decisions uploaded 50 at a time (an agent online uploads each within a sync interval). CI runs
-// 2 x 1,000; `QUEUE_DECISIONS=10000` gives the figure of docs/benchmarks.md.
+// 2 x 1,000; `QUEUE_DECISIONS=10000` gives the figure of docs/benchmarks/edge.md.
 const DECISIONS = Number(process.env.QUEUE_DECISIONS ?? 1000);
 const PER_ROUND = 50;
 

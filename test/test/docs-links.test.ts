@@ -67,7 +67,7 @@ describe('documentation links', () => {
 
   it('finds the pages to check', () => {
     expect(files.map((f) => path.relative(ROOT, f))).toEqual(
-      expect.arrayContaining(['README.md', 'docs/README.md', 'docs/integrators.md']),
+      expect.arrayContaining(['README.md', 'docs/README.md', 'docs/integrators/README.md']),
     );
   });
 

@@ -1,5 +1,5 @@
 // Both SDKs as an integrator gets them: packed (`pnpm pack`, a wheel), installed with plain npm and pip
-// into fresh folders outside the workspace, and each quick start of docs/integrators.md run as written,
+// into fresh folders outside the workspace, and each quick start of docs/integrators/sdks.md run as written,
 // twice, with plain `node` and `python3` against a real service started here.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -38,11 +38,11 @@ function run(command: string, args: string[], cwd: string, env: Record<string, s
   });
 }
 
-/** The one code block of docs/integrators.md that follows `marker`. */
+/** The one code block of docs/integrators/sdks.md that follows `marker`. */
 async function docBlock(marker: string, language: string): Promise<string> {
-  const doc = await readFile(path.join(root, 'docs', 'integrators.md'), 'utf8');
+  const doc = await readFile(path.join(root, 'docs', 'integrators', 'sdks.md'), 'utf8');
   const at = doc.indexOf(marker);
-  if (at < 0) throw new Error(`docs/integrators.md has no "${marker}"`);
+  if (at < 0) throw new Error(`docs/integrators/sdks.md has no "${marker}"`);
   const m = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(doc.slice(at));
   if (!m) throw new Error(`no ${language} block after "${marker}"`);
   return m[1]!;

@@ -1,7 +1,7 @@
 // Rate limits of the check-in routes, sized for a venue: a door rush comes from one address (the venue's
 // Wi-Fi, a kiosk network behind one NAT), so a guest's link or code is limited per token and per event,
 // a credential per credential, and only callers without one per address. Counters are the shared ones of
-// http/rate-limit.ts. The numbers are documented in docs/integrators.md ("Limits").
+// http/rate-limit.ts. The numbers are documented in docs/integrators/limits.md.
 import { API_KEY_CHECKINS_MAX } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';

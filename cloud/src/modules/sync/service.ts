@@ -623,7 +623,7 @@ export function createSyncService(
         revokedPersons.push(...deleted.map((d) => d.person_id));
         // The tenant's persons changed since (an index each), then their guests at this event: joining
         // every guest to every person first cost about a second at 50,000 guests, for every door every
-        // sync (cloud/bench/fleet.ts, docs/benchmarks.md).
+        // sync (cloud/bench/fleet.ts, docs/benchmarks/cloud.md).
         page.push(
           ...(await prisma.$queryRaw<ReplicaRow[]>`
             ${select}
