@@ -2,6 +2,7 @@
 // protection flows (deletion request, data export, contract 4.10). A portal account is one verified
 // e-mail address; it spans every tenant that holds a person with that address.
 import { Id, PageQuery, pageOf, Text, Timestamp } from './common.js';
+import { GuestStatus } from './event-guests.js';
 import { FaceFrame } from './onboarding.js';
 import { z } from './zod.js';
 
@@ -145,6 +146,52 @@ export const MyCheckIn = z
   .openapi('MyCheckIn');
 export const MyCheckInPage = pageOf(MyCheckIn).openapi('MyCheckInPage');
 export const MyCheckInQuery = PageQuery;
+
+/** A guest entry held about the address: the event, its dates and the entry's status (no tokens). */
+export const MyGuestEntry = z
+  .object({
+    id: Id,
+    eventId: Id,
+    eventName: z.string(),
+    eventStartsAt: Timestamp.nullable(),
+    eventEndsAt: Timestamp.nullable(),
+    eventTimeZone: z.string().openapi({ description: 'IANA time zone the event is held in.' }),
+    name: z.string().openapi({ description: 'The name the organisation wrote on the entry.' }),
+    status: GuestStatus,
+    invitedAt: Timestamp.nullable(),
+    confirmedAt: Timestamp.nullable(),
+    checkedInAt: Timestamp.nullable(),
+  })
+  .openapi('MyGuestEntry');
+
+export const MyOrganisation = z
+  .object({
+    tenantId: Id,
+    tenantName: z.string(),
+    person: z
+      .object({
+        id: Id,
+        name: z.string(),
+        email: z.string().nullable(),
+        phone: z.string().nullable(),
+        enrolled: z.boolean().openapi({ description: 'A face is enrolled (details: `/v1/me/biometrics`).' }),
+      })
+      .nullable()
+      .openapi({
+        description: 'The organisation’s person record with this address; null: guest entries only.',
+      }),
+    guests: z
+      .array(MyGuestEntry)
+      .openapi({ description: 'Guest entries with this address, newest event first.' }),
+    checkins: z.array(MyCheckIn).openapi({
+      description:
+        'The newest 50 check-ins of the person or of those guest entries (method and outcome only).',
+    }),
+    checkinsTotal: z.number().int(),
+  })
+  .openapi('MyOrganisation');
+export type MyOrganisation = z.infer<typeof MyOrganisation>;
+export const MyOrganisationList = z.object({ items: z.array(MyOrganisation) }).openapi('MyOrganisationList');
 
 export const NotificationPreferences = z
   .object({

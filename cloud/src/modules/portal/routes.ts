@@ -11,6 +11,7 @@ import {
   MyBiometricImageList,
   MyCheckInPage,
   MyCheckInQuery,
+  MyOrganisationList,
   NotificationPreferences,
   NotificationPreferencesPatch,
   PORTAL_TOKEN_TTL_SECONDS,
@@ -29,7 +30,7 @@ const TAG = 'Person portal';
 const PORTAL = ['portal'] as const;
 const WHO =
   'Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. ' +
-  'Covers every tenant holding a person with the account’s verified e-mail. ';
+  'Covers every tenant holding a person or a guest entry with the account’s verified e-mail. ';
 const Binary = z.string().openapi({ format: 'binary' });
 
 /** Biometric and profile images: never cached by a browser or proxy. */
@@ -53,7 +54,7 @@ export function portalRoutes(deps: AppDeps) {
       description:
         'Public. Answers 202 the same way, after the same work, whether or not the address is known: the ' +
         'request queues the lookup, which runs in the background; only an address that a tenant ' +
-        `holds (or an existing portal account) gets a mail. The link works once, for ${MAGIC_LINK_TTL_SECONDS / 60} ` +
+        `holds on a person or a guest entry (or an existing portal account) gets a mail. The link works once, for ${MAGIC_LINK_TTL_SECONDS / 60} ` +
         'minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per ' +
         'client an hour (429 `rate_limited`).',
       tag: TAG,
@@ -209,12 +210,26 @@ export function portalRoutes(deps: AppDeps) {
       path: '/v1/me/checkins',
       operationId: 'listMyCheckins',
       summary: 'Check-in history across tenants',
-      description: `${WHO}Newest first, cursor pages.`,
+      description: `${WHO}Of the persons and of the guest entries; newest first, cursor pages.`,
       tag: TAG,
       auth: PORTAL,
       query: MyCheckInQuery,
       responses: { 200: { description: 'A page of check-ins', schema: MyCheckInPage } },
       handler: async ({ actor, query }) => ({ status: 200, body: await portal.checkins(actor, query) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/me/organisations',
+      operationId: 'listMyOrganisations',
+      summary: 'What each organisation holds about me',
+      description:
+        `${WHO}One item per organisation, by name: its person record with this address (or null), its ` +
+        'guest entries (event, dates, status) and the newest check-ins of either (method and outcome; no ' +
+        'scores, no images). Sandbox tenants and removed guest entries are not listed.',
+      tag: TAG,
+      auth: PORTAL,
+      responses: { 200: { description: 'Per organisation', schema: MyOrganisationList } },
+      handler: async ({ actor }) => ({ status: 200, body: await portal.organisations(actor) }),
     }),
     defineRoute({
       method: 'get',

@@ -1,6 +1,8 @@
 // The person portal: sign-in by magic link, and what a person can see and do about the data every
 // tenant holds on them. An account is a verified e-mail address; at each sign-in it is linked to the
-// persons (of any tenant) that carry that address and are not anonymised.
+// persons (of any tenant) that carry that address and are not anonymised. Guest entries are matched by
+// the address each time they are read (they have no account link): an address found only on guest
+// lists signs in and sees them too.
 import {
   MAGIC_LINK_TTL_SECONDS,
   NOTIFICATION_DEFAULTS,
@@ -11,6 +13,7 @@ import {
   MagicLinkRequest,
   type Me,
   type MePatch,
+  type MyOrganisation,
   type PortalTokenResponse,
 } from '@portico/contract';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -59,6 +62,29 @@ export function linkedPersons(db: Pick<Tx, 'person'>, accountId: string) {
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
   });
 }
+
+/**
+ * The guest entries the portal shows and exports for an account: of live tenants (a sandbox's guests
+ * are test data), not removed, carrying the address (any case) or linked to one of its persons.
+ */
+export function guestsOfAccount(email: string, personIds: string[]): Prisma.GuestWhereInput {
+  return {
+    deletedAt: null,
+    tenant: { sandboxOfId: null },
+    OR: [
+      { email: { equals: email, mode: 'insensitive' } },
+      ...(personIds.length > 0 ? [{ personId: { in: personIds } }] : []),
+    ],
+  };
+}
+
+/** Check-ins of the account's persons or of its guest entries. */
+const checkInsOf = (personIds: string[], guestIds: string[]): Prisma.CheckInWhereInput => ({
+  OR: [{ personId: { in: personIds } }, { guestId: { in: guestIds } }],
+});
+
+/** At most this many check-ins per organisation in the overview (the full history: `/v1/me/checkins`). */
+const CHECKINS_PER_ORGANISATION = 50;
 
 export async function preferencesOf(
   db: Pick<Tx, 'notificationPreference'>,
@@ -116,6 +142,24 @@ export function createPortalService(deps: Deps) {
     return (await linkedPersons(prisma, accountId)).map((p) => p.id);
   }
 
+  /** What the account is matched to: its linked persons and the guest entries of its address. */
+  async function heldFor(accountId: string) {
+    const account = await prisma.portalAccount.findUniqueOrThrow({ where: { id: accountId } });
+    const people = await linkedPersons(prisma, accountId);
+    const guests = await prisma.guest.findMany({
+      where: guestsOfAccount(
+        account.email,
+        people.map((p) => p.id),
+      ),
+      include: {
+        tenant: { select: { name: true } },
+        event: { select: { name: true, startsAt: true, endsAt: true, timeZone: true } },
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    });
+    return { account, people, guests };
+  }
+
   /** Images of the account's persons: enrollment images and images of their check-ins, not erased. */
   const imagesWhere = (ids: string[]): Prisma.BiometricImageWhereInput => ({
     erasedAt: null,
@@ -155,7 +199,19 @@ export function createPortalService(deps: Deps) {
             where: { email: { equals: input.email, mode: 'insensitive' }, anonymisedAt: null },
             select: { id: true },
           });
-      if (!account && !person) return;
+      // An address on a guest list only (no person, no account yet) is held too: it may sign in.
+      const guest =
+        account || person
+          ? null
+          : await prisma.guest.findFirst({
+              where: {
+                email: { equals: input.email, mode: 'insensitive' },
+                deletedAt: null,
+                tenant: { sandboxOfId: null },
+              },
+              select: { id: true },
+            });
+      if (!account && !person && !guest) return;
       const language: Language =
         input.language ?? (account ? (await preferencesOf(prisma, account.id)).language : 'en');
       const token = randomToken('ml_');
@@ -403,9 +459,87 @@ export function createPortalService(deps: Deps) {
       return { tenantId, ...erased };
     },
 
+    /**
+     * Per organisation, what it holds about the address: the person record, guest entries and
+     * check-ins (method and outcome: no scores, no images). Organisations by name.
+     */
+    async organisations(actor: Portal): Promise<{ items: MyOrganisation[] }> {
+      const { people, guests } = await heldFor(actor.accountId);
+      const names = new Map<string, string>();
+      for (const p of people) names.set(p.tenantId, p.tenant.name);
+      for (const g of guests) names.set(g.tenantId, g.tenant.name);
+      const tenants = [...names].sort(([, x], [, y]) => x.localeCompare(y));
+      const items = await Promise.all(
+        tenants.map(async ([tenantId, tenantName]): Promise<MyOrganisation> => {
+          const person = people.find((p) => p.tenantId === tenantId) ?? null;
+          const entries = guests.filter((g) => g.tenantId === tenantId);
+          const where: Prisma.CheckInWhereInput = {
+            tenantId,
+            ...checkInsOf(
+              person ? [person.id] : [],
+              entries.map((g) => g.id),
+            ),
+          };
+          const [rows, total] = await Promise.all([
+            prisma.checkIn.findMany({
+              where,
+              orderBy: [{ occurredAt: 'desc' }, { id: 'desc' }],
+              take: CHECKINS_PER_ORGANISATION,
+              include: { event: { select: { name: true } } },
+            }),
+            prisma.checkIn.count({ where }),
+          ]);
+          const byEventStart = (g: (typeof entries)[number]) => g.event.startsAt?.getTime() ?? -Infinity;
+          return {
+            tenantId,
+            tenantName,
+            person: person && {
+              id: person.id,
+              name: person.name,
+              email: person.email,
+              phone: person.phone,
+              enrolled: person.enrolledAt !== null,
+            },
+            guests: [...entries]
+              .sort((x, y) => byEventStart(y) - byEventStart(x))
+              .map((g) => ({
+                id: g.id,
+                eventId: g.eventId,
+                eventName: g.event.name,
+                eventStartsAt: g.event.startsAt?.toISOString() ?? null,
+                eventEndsAt: g.event.endsAt?.toISOString() ?? null,
+                eventTimeZone: g.event.timeZone,
+                name: g.name,
+                status: g.status as MyOrganisation['guests'][number]['status'],
+                invitedAt: g.invitedAt?.toISOString() ?? null,
+                confirmedAt: g.confirmedAt?.toISOString() ?? null,
+                checkedInAt: g.checkedInAt?.toISOString() ?? null,
+              })),
+            checkins: rows.map((c) => ({
+              id: c.id,
+              tenantId,
+              tenantName,
+              eventId: c.eventId,
+              eventName: c.event?.name ?? null,
+              method: c.method,
+              outcome: c.outcome,
+              occurredAt: c.occurredAt.toISOString(),
+            })),
+            checkinsTotal: total,
+          };
+        }),
+      );
+      return { items };
+    },
+
     async checkins(actor: Portal, query: { limit: number; cursor?: string | undefined }) {
-      const ids = await personIdsOf(actor.accountId);
-      const and: Prisma.CheckInWhereInput[] = [{ personId: { in: ids } }];
+      const { people, guests } = await heldFor(actor.accountId);
+      const and: Prisma.CheckInWhereInput[] = [
+        checkInsOf(
+          people.map((p) => p.id),
+          guests.map((g) => g.id),
+        ),
+      ];
       if (query.cursor) {
         const [at, id] = decodeCursor(query.cursor, CheckInCursor);
         const occurredAt = new Date(at);

@@ -22,6 +22,7 @@ import { bumpGuests } from '../guests/service.js';
 import { emitEvent } from '../outbox/emit.js';
 import { createPersonService } from '../persons/service.js';
 import {
+  guestsOfAccount,
   linkedPersons,
   photoKey,
   preferencesOf,
@@ -102,7 +103,16 @@ export function createPrivacyService(deps: Deps) {
         where: { accountId: account.id, status: { in: OPEN } },
       });
       if (open) throw new AppError(409, 'conflict', `A deletion request is already ${open.status}`);
-      const tenantIds = [...new Set((await linkedPersons(prisma, account.id)).map((p) => p.tenantId))];
+      const people = await linkedPersons(prisma, account.id);
+      const guests = await prisma.guest.findMany({
+        where: guestsOfAccount(
+          account.email,
+          people.map((p) => p.id),
+        ),
+        select: { tenantId: true },
+      });
+      // Tenants holding only guest entries of the address learn of the request too.
+      const tenantIds = [...new Set([...people, ...guests].map((x) => x.tenantId))];
       const token = randomToken('dc_');
       const language = (await preferencesOf(prisma, account.id)).language;
       const row = await prisma.$transaction(async (tx) => {
@@ -267,6 +277,11 @@ export function createPrivacyService(deps: Deps) {
               personId: null,
             },
           });
+          // A guest's check-ins stay as the event's statistics, de-identified as a person's are.
+          await tx.checkIn.updateMany({
+            where: { guestId: { in: ids } },
+            data: { personId: null, identityId: null, anonymised: true, latitude: null, longitude: null },
+          });
           await bumpGuests(tx, ids);
         });
       }
@@ -405,15 +420,21 @@ export function createPrivacyService(deps: Deps) {
     const people = await linkedPersons(prisma, accountId);
     const personIds = people.map((p) => p.id);
     const inPersons = { in: personIds };
-    const [guests, checkIns, templates, images, sessions, preferences, deletionRequests] = await Promise.all([
-      prisma.guest.findMany({
-        where: {
-          deletedAt: null,
-          OR: [{ personId: inPersons }, { email: { equals: account.email, mode: 'insensitive' } }],
-        },
-        include: { event: { select: { name: true, startsAt: true } } },
+    const guests = await prisma.guest.findMany({
+      where: guestsOfAccount(account.email, personIds),
+      include: {
+        tenant: { select: { name: true } },
+        event: { select: { name: true, startsAt: true, endsAt: true, timeZone: true } },
+      },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    const guestIds = guests.map((g) => g.id);
+    const [checkIns, templates, images, sessions, preferences, deletionRequests] = await Promise.all([
+      prisma.checkIn.findMany({
+        where: { OR: [{ personId: inPersons }, { guestId: { in: guestIds } }] },
+        include: { event: { select: { name: true } } },
+        orderBy: { occurredAt: 'asc' },
       }),
-      prisma.checkIn.findMany({ where: { personId: inPersons }, orderBy: { occurredAt: 'asc' } }),
       prisma.faceTemplate.findMany({
         where: { personId: inPersons },
         select: { id: true, tenantId: true, personId: true, modelId: true, quality: true, createdAt: true },
@@ -456,13 +477,17 @@ export function createPrivacyService(deps: Deps) {
       guests.map((g) => ({
         id: g.id,
         tenantId: g.tenantId,
+        tenantName: g.tenant.name,
         eventId: g.eventId,
         eventName: g.event.name,
         eventStartsAt: g.event.startsAt,
+        eventEndsAt: g.event.endsAt,
+        eventTimeZone: g.event.timeZone,
         name: g.name,
         email: g.email,
         phone: g.phone,
         document: g.document,
+        birthDate: g.birthDate?.toISOString().slice(0, 10) ?? null,
         status: g.status,
         invitedAt: g.invitedAt,
         confirmedAt: g.confirmedAt,
@@ -475,6 +500,8 @@ export function createPrivacyService(deps: Deps) {
         id: c.id,
         tenantId: c.tenantId,
         eventId: c.eventId,
+        eventName: c.event?.name ?? null,
+        guestId: c.guestId,
         method: c.method,
         outcome: c.outcome,
         score: c.score,
