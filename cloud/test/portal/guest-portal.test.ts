@@ -22,7 +22,10 @@ let app: PortalApp;
 type Org = Awaited<ReturnType<typeof integratorOf>> & { name: string };
 let north: Org;
 let south: Org;
-const ids: Record<string, string> = {};
+const ids = {} as Record<
+  'galaGuest' | 'galaEvent' | 'galaCheckin' | 'talkGuest' | 'ottoGuest' | 'fairGuest' | 'fairEvent',
+  string
+>;
 
 async function organisation(name: string): Promise<Org> {
   const org = await integratorOf(app);
