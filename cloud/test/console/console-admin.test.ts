@@ -82,9 +82,12 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     await page.press('#mfa-enable-code', 'Enter');
     await expect.poll(() => page.locator('#mfa-state').innerText()).toMatch(/^on\s/);
     expect(await page.locator('#mfa [role=status]').innerText()).toContain('Two-step verification is on');
-    // The secret is gone from the page once MFA is on.
+    // The secret is gone from the page once MFA is on; the ten recovery codes are shown this once.
     expect(await page.content()).not.toContain(secret);
+    await expect.poll(() => page.locator('#recovery-codes ol.recovery-codes li').count()).toBe(10);
     await shot(page, 'settings-mfa-on-en');
+    await page.click('#recovery-saved');
+    await page.locator('#recovery-codes').waitFor({ state: 'detached' });
 
     const login = await apiLogin();
     expect(login.body, login.text).toMatchObject({ mfaRequired: true });
