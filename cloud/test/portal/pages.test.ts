@@ -394,8 +394,8 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     await page.goto(local(/(https:\/\/\S+\/portal\/login\?token=\S+)/.exec(mail)![1]!));
     await page.locator('#biometrics').waitFor();
     const tenant = await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: org.tenantId } });
-    expect(await page.locator('#profile').innerText()).toContain(tenant.name);
-    expect(await page.locator('#checkins li').count()).toBe(1);
+    expect(await page.locator('#organisations').innerText()).toContain(tenant.name);
+    expect(await page.locator('#organisations .checkins li').count()).toBe(1);
     await shot(page, 'portal-pt-BR');
 
     await page.goto(`${app.url}/portal?lang=en`);

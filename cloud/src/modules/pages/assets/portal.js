@@ -1,5 +1,6 @@
-// The person portal: sign-in by e-mailed link, my data across organisations, biometrics with
-// withdrawal of consent, check-ins, data export and the deletion request (and its confirmation page).
+// The person portal: sign-in by e-mailed link, what each organisation holds (its record of the person,
+// guest list entries, check-ins), biometrics with withdrawal of consent, data export and the deletion
+// request (and its confirmation page).
 import {
   api,
   chooseLanguage,
@@ -90,10 +91,10 @@ async function confirmDeletionPage(token) {
 
 async function dashboard(token) {
   const call = (method, path, body) => api(method, path, { token, body });
-  const [me, bio, checkins, deletion] = await Promise.all([
+  const [me, bio, orgs, deletion] = await Promise.all([
     call('GET', '/v1/me'),
     call('GET', '/v1/me/biometrics'),
-    call('GET', '/v1/me/checkins?limit=20'),
+    call('GET', '/v1/me/organisations'),
     call('GET', '/v1/me/deletion-request'),
   ]);
   if (me.status === 401) {
@@ -112,14 +113,15 @@ async function dashboard(token) {
       el('strong', {}, me.data.name ?? me.data.email),
       me.data.name ? el('span', { class: 'muted' }, ` · ${me.data.email}`) : null,
     ),
-    el('h3', { class: 'muted' }, t('heldBy')),
-    me.data.tenants.length
-      ? el(
-          'ul',
-          { class: 'plain' },
-          me.data.tenants.map((x) => el('li', {}, x.tenantName)),
-        )
-      : el('p', { class: 'muted' }, t('noneHeld')),
+  );
+
+  const organisations = el(
+    'section',
+    { class: 'card', id: 'organisations' },
+    el('h2', {}, t('heldBy')),
+    orgs.ok && orgs.data.items.length
+      ? orgs.data.items.map(organisationView)
+      : el('p', { class: 'muted' }, orgs.ok ? t('noneHeld') : errorText(orgs)),
   );
 
   const bioStatus = el('div');
@@ -127,6 +129,7 @@ async function dashboard(token) {
     'section',
     { class: 'card', id: 'biometrics' },
     el('h2', {}, t('biometrics')),
+    bio.data?.items?.length ? null : el('p', { class: 'muted' }, t('noBiometrics')),
     el(
       'ul',
       { class: 'plain' },
@@ -179,31 +182,6 @@ async function dashboard(token) {
     el('div', { id: 'bio-status' }, bioStatus),
   );
 
-  const checkinList = el(
-    'section',
-    { class: 'card', id: 'checkins' },
-    el('h2', {}, t('checkins')),
-    checkins.data?.items?.length
-      ? el(
-          'ul',
-          { class: 'plain' },
-          checkins.data.items.map((c) =>
-            el(
-              'li',
-              {},
-              t('checkinLine', {
-                date: formatDate(lang, c.occurredAt),
-                tenant: c.tenantName,
-                event: c.eventName ? ` · ${c.eventName}` : '',
-                method: t(`method_${c.method}`),
-                outcome: t(`outcome_${c.outcome}`),
-              }),
-            ),
-          ),
-        )
-      : el('p', { class: 'muted' }, t('noCheckins')),
-  );
-
   const exportStatus = el('div');
   const includeImages = el('input', { type: 'checkbox', id: 'include-images' });
   const deletionStatus = el('div');
@@ -213,7 +191,8 @@ async function dashboard(token) {
     { class: 'card', id: 'rights' },
     el('h2', {}, t('privacy')),
     el('p', {}, t('exportIntro')),
-    el('label', { class: 'check' }, includeImages, t('includeImages')),
+    // Nobody holds images of a guest-only address: no box that would change nothing.
+    bio.data?.items?.length ? el('label', { class: 'check' }, includeImages, t('includeImages')) : null,
     el(
       'button',
       {
@@ -291,7 +270,77 @@ async function dashboard(token) {
     t('signOut'),
   );
 
-  render(header(t, lang, t('portalTitle')), profile, biometrics, checkinList, rights, el('p', {}, signOut));
+  render(header(t, lang, t('portalTitle')), profile, organisations, biometrics, rights, el('p', {}, signOut));
+}
+
+/** When an event is held, in its own time zone: start, and end when it has one. */
+function eventDates(g) {
+  if (!g.eventStartsAt) return t('orgNoDate');
+  const start = formatDate(lang, g.eventStartsAt, g.eventTimeZone);
+  if (!g.eventEndsAt) return start;
+  // An event that ends the day it starts: the end's time alone.
+  const day = (iso) => new Date(iso).toLocaleDateString('en-CA', { timeZone: g.eventTimeZone });
+  const end =
+    day(g.eventStartsAt) === day(g.eventEndsAt)
+      ? new Intl.DateTimeFormat(lang, { timeStyle: 'short', timeZone: g.eventTimeZone }).format(
+          new Date(g.eventEndsAt),
+        )
+      : formatDate(lang, g.eventEndsAt, g.eventTimeZone);
+  return `${start} – ${end}`;
+}
+
+/** One organisation: its record of the person (or none), its guest list entries, its check-ins. */
+function organisationView(o) {
+  return el(
+    'article',
+    { class: 'org', 'data-tenant': o.tenantId },
+    el('h3', {}, o.tenantName),
+    el('p', { class: 'muted' }, o.person ? t('orgPerson', { name: o.person.name }) : t('orgGuestOnly')),
+    o.guests.length
+      ? [
+          el('h4', {}, t('orgGuests')),
+          el(
+            'ul',
+            { class: 'plain guests' },
+            o.guests.map((g) =>
+              el(
+                'li',
+                {},
+                t('orgGuestLine', { event: g.eventName, date: eventDates(g) }),
+                el('br'),
+                el('span', { class: 'muted' }, t(`guest_${g.status}`)),
+              ),
+            ),
+          ),
+        ]
+      : null,
+    el('h4', {}, t('checkins')),
+    o.checkins.length
+      ? el(
+          'ul',
+          { class: 'plain checkins' },
+          o.checkins.map((c) =>
+            el(
+              'li',
+              {},
+              t('orgCheckinLine', {
+                date: formatDate(lang, c.occurredAt),
+                event: c.eventName ? ` · ${c.eventName}` : '',
+                method: t(`method_${c.method}`),
+                outcome: t(`outcome_${c.outcome}`),
+              }),
+            ),
+          ),
+        )
+      : el('p', { class: 'muted' }, t('noCheckins')),
+    o.checkinsTotal > o.checkins.length
+      ? el(
+          'p',
+          { class: 'muted' },
+          t('orgCheckinsMore', { shown: o.checkins.length, total: o.checkinsTotal }),
+        )
+      : null,
+  );
 }
 
 const token = params.get('token');
