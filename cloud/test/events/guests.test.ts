@@ -312,7 +312,8 @@ describe('guests', () => {
     expect(mail).toContain('Subject: Invitation: Gala');
     expect(mail).toContain(ok.confirmUrl);
     expect(mail).toContain(ok.checkinUrl);
-    expect(mail).toContain('Europe/Lisbon');
+    // The date written out in the event's time zone, never an ISO timestamp.
+    expect(mail).toContain('Tuesday, 1 December, 18:00 (Western European Standard Time)');
 
     const okRow = await t.request('GET', `/v1/events/${event.id}/guests?q=Ok`, { headers: a.headers });
     expect(okRow.body.items[0]).toMatchObject({ status: 'invited', inviteCount: 1, lastInviteError: null });

@@ -93,6 +93,7 @@ describe('tenant and settings', () => {
       identifyCallers: 'credentialed',
       apiKeyCheckinsPerMinute: 900,
       requireMfaForAdmins: false,
+      defaultLocale: 'en',
     });
     expect(res.body).toEqual(TENANT_SETTINGS_DEFAULTS);
   });

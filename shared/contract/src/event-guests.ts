@@ -4,6 +4,7 @@
 import { Id, PageQuery, pageOf, queryNumber, Text, Timestamp } from './common.js';
 import { GeoPoint } from './checkin.js';
 import { CheckinMethod, Reentry } from './events.js';
+import { PersonLocale } from './tenants.js';
 import { z } from './zod.js';
 
 /** Trimmed caller text (the shared `Text`: no NUL, no unpaired surrogates). */
@@ -483,6 +484,41 @@ export const ConfirmedList = z
 
 export const ConfirmResult = PublicGuest.openapi('ConfirmResult');
 
+export const InvitationQuery = z.object({
+  lang: PersonLocale.optional().openapi({
+    description: 'The language the guest chose on the page; it wins over every other.',
+  }),
+});
+
+export const GuestInvitation = PublicGuest.extend({
+  locale: PersonLocale.openapi({
+    description:
+      'The language to address the guest in: `lang` when sent, else the event’s `branding.locale`, else the ' +
+      'tenant’s `defaultLocale` (an event always has one of these two; the guest’s saved language and the ' +
+      'browser’s `Accept-Language` only decide where neither is a supported language).',
+  }),
+  organisation: z.object({ name: z.string() }).openapi({ description: 'Who invites: the tenant’s name.' }),
+  when: z.string().nullable().openapi({
+    description: 'The start written out in `locale` and the event’s time zone; null: no date yet.',
+    example: 'sábado, 29 de novembro, 19:00 (Horário Padrão de Brasília)',
+  }),
+  calendarUrl: z.string().nullable().openapi({
+    description: 'Path of the add-to-calendar file (`text/calendar`); null while the event has no date.',
+  }),
+  ticket: z
+    .object({
+      url: z
+        .string()
+        .openapi({ description: 'The guest’s personal check-in link, which the QR code carries.' }),
+      qrCode: z.string().openapi({ description: 'PNG data URL of the QR code for `url`.' }),
+    })
+    .openapi({ description: 'The guest’s ticket: shown at the door, scanned there.' }),
+}).openapi('GuestInvitation', {
+  description:
+    'A guest by token, as their invitation page shows it: never document, phone, birth date or e-mail.',
+});
+export type GuestInvitation = z.infer<typeof GuestInvitation>;
+
 export const LinkCheckinParams = z.object({ token: Text.min(16).max(128) });
 
 export const LinkCheckinResult = z
@@ -497,6 +533,23 @@ export const LinkCheckinResult = z
     checkedInAt: Timestamp.nullable(),
   })
   .openapi('LinkCheckinResult');
+
+export const LinkLanding = z
+  .object({
+    locale: GuestInvitation.shape.locale,
+    organisation: z.object({ name: z.string() }),
+    guest: z.object({ displayName: z.string().openapi({ description: 'First name only.' }) }),
+    event: z.object({
+      name: z.string(),
+      status: EventStatus,
+      when: GuestInvitation.shape.when,
+      venue: z.string().nullable().openapi({ description: 'Venue name and address, comma-separated.' }),
+    }),
+  })
+  .openapi('LinkLanding', {
+    description: 'What the landing page of a check-in link shows before the tap; reading it records nothing.',
+  });
+export type LinkLanding = z.infer<typeof LinkLanding>;
 
 export const GUEST_IMPORT_MAX_ROWS = 20_000;
 

@@ -2,6 +2,7 @@
 // `/v1/public/onboarding/*` flow (register -> verify-token -> enroll).
 import { Id, Text, Timestamp } from './common.js';
 import { Person, PersonFields } from './persons.js';
+import { PersonLocale } from './tenants.js';
 import { z } from './zod.js';
 
 export const FaceFrame = z
@@ -134,7 +135,19 @@ export const VerifyTokenRequest = z
   .openapi('VerifyTokenRequest');
 
 export const VerifyTokenResult = z
-  .object({ valid: z.literal(true), personId: Id, expiresAt: Timestamp })
+  .object({
+    valid: z.literal(true),
+    personId: Id,
+    expiresAt: Timestamp,
+    organisation: z
+      .object({ name: z.string() })
+      .openapi({ description: 'Whose link it is: the tenant’s name, shown on the enrollment page.' }),
+    locale: PersonLocale.openapi({
+      description:
+        'The language to address the person in: their saved language (their data portal’s), else the ' +
+        'browser’s `Accept-Language`, else the tenant’s `defaultLocale`.',
+    }),
+  })
   .openapi('VerifyTokenResult');
 export type VerifyTokenResult = z.infer<typeof VerifyTokenResult>;
 

@@ -9,6 +9,13 @@ import {
 import { Id, Text, Timestamp } from './common.js';
 import { z } from './zod.js';
 
+/** The languages person-facing pages and mails speak. */
+export const PERSON_LOCALES = ['en', 'pt-BR'] as const;
+export const PersonLocale = z.enum(PERSON_LOCALES).openapi('PersonLocale', {
+  description: 'A language of the person-facing pages and mails: `en` or `pt-BR`.',
+});
+export type PersonLocale = z.infer<typeof PersonLocale>;
+
 /** Second factors that settle a face between the refuse and the accept line (a step-up). */
 export const STEP_UP_FACTORS = ['qr', 'staff', 'document_last4', 'birth_date'] as const;
 export const StepUpFactor = z.enum(STEP_UP_FACTORS).openapi('StepUpFactor', {
@@ -286,6 +293,13 @@ export const TenantSettings = z
         'anything else is 403 `mfa_setup_required`. Operators are not affected. Turning it on is refused ' +
         '(409 `conflict`) to a user whose own MFA is off, so nobody locks themselves into the setup by accident.',
     }),
+    defaultLocale: PersonLocale.openapi({
+      description:
+        'The language guests and persons are served in when an event does not name its own ' +
+        '(`branding.locale`): their invitation, check-in and enrollment pages and the mails sent to them ' +
+        '(invitation, enrollment link). Default `en`.',
+      example: 'pt-BR',
+    }),
   })
   .openapi('TenantSettings');
 export type TenantSettings = z.infer<typeof TenantSettings>;
@@ -310,6 +324,7 @@ export const TENANT_SETTINGS_DEFAULTS: TenantSettings = {
   refreshTemplates: false,
   identifyCallers: 'credentialed',
   requireMfaForAdmins: false,
+  defaultLocale: 'en',
   apiKeyCheckinsPerMinute: 900,
 };
 

@@ -7,6 +7,9 @@ import { AppError } from '../../http/errors.js';
 import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js';
 import { recordAudit } from '../audit/record.js';
 import { findEvent, type AdminContext } from '../events/service.js';
+import { writtenWhen } from '../pages/language.js';
+import { guestLocale } from './locale.js';
+import { invitationMail } from './mails.js';
 import { guestLinks } from './wire.js';
 
 /** Invite and reinvite calls per event (shared by every API process). */
@@ -22,14 +25,6 @@ type Outcome = { guestId: string; status: 'sent' | 'skipped' | 'failed'; reason?
 export function createInvitations(deps: Pick<AppDeps, 'db' | 'clock' | 'config' | 'mailer' | 'logger'>) {
   const { prisma } = deps.db;
   const limiter = createRateLimiter(deps.db, deps.clock);
-
-  function whenOf(at: Date | null, timeZone: string): string {
-    if (!at) return 'date to be announced';
-    return (
-      new Intl.DateTimeFormat('en-GB', { dateStyle: 'full', timeStyle: 'short', timeZone }).format(at) +
-      ` (${timeZone})`
-    );
-  }
 
   /** Why `guest` gets no mail from this kind of call, or null when it does. */
   function skipReason(kind: Kind, guest: Guest, now: Date): string | null {
@@ -126,16 +121,18 @@ export function createInvitations(deps: Pick<AppDeps, 'db' | 'clock' | 'config' 
         }
         const links = guestLinks(deps.config.publicUrl, event, guest);
         try {
-          await deps.mailer.send({
-            to: guest.email!,
-            subject: `${kind === 'invite' ? 'Invitation' : 'Reminder'}: ${event.name}`,
-            text:
-              `Hello ${guest.name},\n\nYou are invited to ${event.name}, ${whenOf(event.startsAt, event.timeZone)}` +
-              `${event.venueName ? ` at ${event.venueName}` : ''}.\n\n` +
-              `Confirm your attendance:\n${links.confirmUrl}\n\n` +
-              `At the entrance, this personal link checks you in (only once the doors are open):\n${links.checkinUrl}\n\n` +
-              'Keep these links to yourself: they are personal.\n',
-          });
+          const { organisation, locale } = await guestLocale(prisma, event, guest);
+          await deps.mailer.send(
+            invitationMail(locale, kind, {
+              to: guest.email!,
+              name: guest.name,
+              organisation: organisation.name,
+              event: event.name,
+              when: event.startsAt ? writtenWhen(locale, event.startsAt, event.timeZone, now) : null,
+              venue: [event.venueName, event.venueAddress].filter(Boolean).join(', ') || null,
+              ...links,
+            }),
+          );
           results.push({ guestId: guest.id, status: 'sent' });
         } catch (error) {
           const message = (error as Error).message?.slice(0, 300) || 'mail failed';

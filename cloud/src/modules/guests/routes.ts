@@ -17,12 +17,15 @@ import {
   InviteResult,
   LinkCheckinParams,
   LinkCheckinResult,
-  PublicGuest,
+  LinkLanding,
+  GuestInvitation,
+  InvitationQuery,
   PublicGuestParams,
   UpdateGuestRequest,
   ArrivalsQuery,
   EventArrivals,
   EventAttendance,
+  z,
 } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
@@ -34,6 +37,7 @@ import { personContextOf } from '../persons/routes.js';
 import { arrivalsOf, attendanceOf } from './attendance.js';
 import { createGuestImport } from './import.js';
 import { createInvitations, INVITE_BATCH } from './invitations.js';
+import { createInvitationPage } from './invitation-page.js';
 import { createGuestService } from './service.js';
 import { findEvent } from '../events/service.js';
 
@@ -46,6 +50,7 @@ export function guestRoutes(deps: AppDeps) {
   const guests = createGuestService(deps);
   const importer = createGuestImport(deps);
   const invitations = createInvitations(deps);
+  const invitationPage = createInvitationPage(deps);
   const notFound = {
     status: 404,
     code: 'not_found',
@@ -269,19 +274,64 @@ export function guestRoutes(deps: AppDeps) {
       path: '/v1/events/{eventToken}/guests/{guestToken}',
       operationId: 'getGuestByToken',
       summary: 'A guest by token (public)',
-      description: `No credentials. First name, status and the event's public face. ${NEVER}120 calls a minute per address.`,
+      description:
+        'No credentials. What the invitation page shows: first name, status, the event’s public face, the ' +
+        'organisation’s name, the language to speak (`lang`, else the event’s `branding.locale`, else the ' +
+        'tenant’s `defaultLocale`, then the guest’s saved language and `Accept-Language`), the start written ' +
+        'out in that language and the event’s time zone, the add-to-calendar path and the QR ticket (the ' +
+        `guest's check-in link). ${NEVER}120 calls a minute per address.`,
       tag: TAG,
       auth: ['public'],
       params: PublicGuestParams,
-      responses: { 200: { description: 'The guest', schema: PublicGuest } },
+      query: InvitationQuery,
+      responses: { 200: { description: 'The guest', schema: GuestInvitation } },
       errors: [
         { status: 404, code: 'not_found', description: 'unknown tokens, or the event is not public' },
         limited,
       ],
-      handler: async ({ params, req, res }) => ({
+      handler: async ({ params, query, req, res }) => ({
         status: 200,
-        body: await guests.publicGuest(params.eventToken, params.guestToken, requestMeta(req, res)),
+        body: await invitationPage.view(params.eventToken, params.guestToken, requestMeta(req, res), {
+          lang: query.lang,
+          acceptLanguage: req.get('accept-language') ?? null,
+        }),
       }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/events/{eventToken}/guests/{guestToken}/calendar.ics',
+      operationId: 'getGuestCalendar',
+      summary: 'The invitation as a calendar file (public)',
+      description:
+        'No credentials. An iCalendar file (RFC 5545, CRLF line ends, folded at 75 octets) with one event: ' +
+        'its name, start and end (UTC), venue, the organisation and the invitation page. Its UID is the same ' +
+        'for the same guest and event, so adding it again updates the entry. Counts against the same 120 ' +
+        'reads a minute per address as the guest by token.',
+      tag: TAG,
+      auth: ['public'],
+      params: PublicGuestParams,
+      responses: {
+        200: { description: 'The calendar file', schema: z.string(), contentType: 'text/calendar' },
+      },
+      errors: [
+        {
+          status: 404,
+          code: 'not_found',
+          description: 'unknown tokens, the event is not public, or it has no start yet',
+        },
+        limited,
+      ],
+      handler: async ({ params, req, res }) => {
+        const body = await invitationPage.calendar(
+          params.eventToken,
+          params.guestToken,
+          requestMeta(req, res),
+        );
+        res.status(200);
+        res.setHeader('content-type', 'text/calendar; charset=utf-8');
+        res.setHeader('content-disposition', 'attachment; filename="invitation.ics"');
+        res.send(body);
+      },
     }),
     defineRoute({
       method: 'patch',
@@ -373,6 +423,31 @@ export function guestRoutes(deps: AppDeps) {
           body: await guests.confirmedList(params.token, reader, query, requestMeta(req, res)),
         };
       },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v1/public/checkin/link/{token}/landing',
+      operationId: 'getLinkLanding',
+      summary: 'What a check-in link is for (public)',
+      description:
+        'No credentials. What the landing page `/c/{token}` shows before the tap: the guest’s first name, ' +
+        'the organisation, the event’s name, status, venue and start (written out in the language and the ' +
+        'event’s time zone) and the language (`lang`, else the event’s, else the tenant’s default, then the ' +
+        `guest's saved language and \`Accept-Language\`). Records nothing. ${NEVER}A link that resolves to ` +
+        'nothing counts against the same 60 unknown tokens a minute per address as the check-in.',
+      tag: 'Check-in',
+      auth: ['public'],
+      params: LinkCheckinParams,
+      query: InvitationQuery,
+      responses: { 200: { description: 'The link’s guest and event', schema: LinkLanding } },
+      errors: [{ status: 404, code: 'not_found', description: 'unknown or removed link' }, limited],
+      handler: async ({ actor, params, query, req, res }) => ({
+        status: 200,
+        body: await invitationPage.landing(actor, params.token, requestMeta(req, res), {
+          lang: query.lang,
+          acceptLanguage: req.get('accept-language') ?? null,
+        }),
+      }),
     }),
     defineRoute({
       method: 'get',

@@ -158,7 +158,9 @@ export function onboardingRoutes(deps: AppDeps) {
       path: '/v1/public/onboarding/verify-token',
       operationId: 'verifyEnrollmentToken',
       summary: 'Check an enrollment token before enrolling',
-      description: 'Does not consume the token. Limited to 60 calls per 10 minutes per client address.',
+      description:
+        'Does not consume the token. Answers the organisation’s name and the language to address the ' +
+        'person in, for the enrollment page. Limited to 60 calls per 10 minutes per client address.',
       tag: TAG,
       auth: ANY_CALLER,
       body: VerifyTokenRequest,
@@ -171,7 +173,11 @@ export function onboardingRoutes(deps: AppDeps) {
       ],
       handler: async ({ body, req, res }) => ({
         status: 200,
-        body: await onboarding.verifyToken(body.enrollment_token, requestMeta(req, res)),
+        body: await onboarding.verifyToken(
+          body.enrollment_token,
+          requestMeta(req, res),
+          req.get('accept-language') ?? null,
+        ),
       }),
     }),
     defineRoute({

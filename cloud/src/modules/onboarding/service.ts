@@ -26,6 +26,8 @@ import { getTenantSettings, tenantBySlug } from '../tenants/service.js';
 import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
 import { birthDateOf, newPersonRow, toPersonWire } from '../persons/wire.js';
+import { organisationOf, savedLanguageOf } from '../guests/locale.js';
+import { personLocale } from '../pages/language.js';
 import { createEnrollment } from './enrollment.js';
 import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
 
@@ -248,10 +250,28 @@ export function createOnboardingService(
       return answer;
     },
 
-    async verifyToken(token: string, meta: RequestMeta): Promise<VerifyTokenResult> {
+    async verifyToken(
+      token: string,
+      meta: RequestMeta,
+      acceptLanguage: string | null = null,
+    ): Promise<VerifyTokenResult> {
       await limit('verify', meta.ip);
       const row = await usableToken(prisma, token, deps.clock.now());
-      return { valid: true, personId: row.personId, expiresAt: row.expiresAt.toISOString() };
+      // No event here: the person's saved language, the browser's, then the tenant's default.
+      const organisation = await organisationOf(prisma, row.tenantId);
+      const person = await prisma.person.findUnique({ where: { id: row.personId }, select: { email: true } });
+      const locale = personLocale({
+        saved: await savedLanguageOf(prisma, person?.email ?? null),
+        browser: acceptLanguage,
+        tenantDefault: organisation.defaultLocale,
+      });
+      return {
+        valid: true,
+        personId: row.personId,
+        expiresAt: row.expiresAt.toISOString(),
+        organisation: { name: organisation.name },
+        locale,
+      };
     },
 
     /**

@@ -33,6 +33,9 @@ import { emitEvent } from '../outbox/emit.js';
 import { checkRegistrationAge } from '../privacy/age-policy.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { birthDateOf, newPersonRow, toPersonWire } from './wire.js';
+import { organisationOf, savedLanguageOf } from '../guests/locale.js';
+import { personLocale, writtenWhen } from '../pages/language.js';
+import { enrollmentLinkMail } from './mails.js';
 
 export interface PersonContext {
   tenantId: string;
@@ -502,14 +505,21 @@ export function createPersonService(deps: Deps) {
         return { ...token, email: person.email, name: person.name };
       });
       const link = `${deps.config.publicUrl.replace(/\/$/, '')}/enroll?token=${encodeURIComponent(issued.token)}`;
-      await deps.mailer.send({
-        to: issued.email,
-        subject: 'Register your face for check-in',
-        text:
-          `Hello ${issued.name},\n\nOpen this link to register your face for check-in:\n${link}\n\n` +
-          `The link works once and expires on ${issued.expiresAt.toISOString()}.\n` +
-          'If you did not expect this message, ignore it.\n',
+      // No event here: the person's saved language, else the tenant's; the end in UTC, named in words.
+      const organisation = await organisationOf(prisma, ctx.tenantId);
+      const lang = personLocale({
+        saved: await savedLanguageOf(prisma, issued.email),
+        tenantDefault: organisation.defaultLocale,
       });
+      await deps.mailer.send(
+        enrollmentLinkMail(lang, {
+          to: issued.email,
+          name: issued.name,
+          organisation: organisation.name,
+          link,
+          until: writtenWhen(lang, issued.expiresAt, 'UTC', now),
+        }),
+      );
       return { personId: id, expiresAt: issued.expiresAt.toISOString() };
     },
   };

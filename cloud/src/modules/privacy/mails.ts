@@ -1,5 +1,6 @@
 // The texts of the e-mails the portal sends, in the person's language (English or Brazilian Portuguese).
 import type { MailMessage } from '../../infra/mail.js';
+import { writtenWhen } from '../pages/language.js';
 
 export type Language = 'en' | 'pt-BR';
 
@@ -50,16 +51,17 @@ export function deletionConfirmMail(
 }
 
 export function exportReadyMail(to: string, language: Language, link: string, expiresAt: Date): MailMessage {
-  const until = expiresAt.toISOString();
+  // No event here: the instant in UTC, named in words.
+  const until = writtenWhen(language, expiresAt, 'UTC');
   return pick(
     {
       en: {
         subject: 'Your data export is ready',
-        text: `The archive of the data held about you is ready:\n\n${link}\n\nThe link works until ${until} (UTC); the archive is then erased.`,
+        text: `The archive of the data held about you is ready:\n\n${link}\n\nThe link works until ${until}; the archive is then erased.`,
       },
       'pt-BR': {
         subject: 'Sua exportação de dados está pronta',
-        text: `O arquivo com os dados mantidos sobre você está pronto:\n\n${link}\n\nO link funciona até ${until} (UTC); depois o arquivo é apagado.`,
+        text: `O arquivo com os dados mantidos sobre você está pronto:\n\n${link}\n\nO link funciona até ${until}; depois o arquivo é apagado.`,
       },
     },
     language,
@@ -73,16 +75,17 @@ export function signInAlertMail(
   at: Date,
   userAgent: string | null,
 ): MailMessage {
-  const device = userAgent ?? 'unknown';
+  const device = userAgent ?? (language === 'pt-BR' ? 'desconhecido' : 'unknown');
+  const when = writtenWhen(language, at, 'UTC');
   return pick(
     {
       en: {
         subject: 'New sign-in to your data portal',
-        text: `Your portal account was signed in to at ${at.toISOString()} (UTC) from: ${device}.\nIf this was not you, end the session in the portal.`,
+        text: `Your portal account was signed in to on ${when} from: ${device}.\nIf this was not you, end the session in the portal.`,
       },
       'pt-BR': {
         subject: 'Novo acesso ao seu portal de dados',
-        text: `Sua conta do portal foi acessada em ${at.toISOString()} (UTC) a partir de: ${device}.\nSe não foi você, encerre a sessão no portal.`,
+        text: `Sua conta do portal foi acessada em ${when} a partir de: ${device}.\nSe não foi você, encerre a sessão no portal.`,
       },
     },
     language,

@@ -1,13 +1,35 @@
 // The landing of an invitation's check-in link (`/c/{linkToken}`): opening it records nothing (mail
-// scanners open links too); the guest's tap calls the check-in route as an API client.
-import { api, chooseLanguage, el, header, notice, problemText, render, translator } from './common.js';
+// scanners open links too); it says whose link it is, for which event of which organisation, and the
+// guest's tap calls the check-in route as an API client.
+import {
+  api,
+  askedLanguage,
+  el,
+  header,
+  notice,
+  pageLanguage,
+  problemText,
+  render,
+  translator,
+} from './common.js';
 
 const [, , linkToken] = location.pathname.split('/');
 const route = `/v1/public/checkin/link/${encodeURIComponent(linkToken)}`;
 
-function start() {
-  const lang = chooseLanguage();
+async function start() {
+  const landing = await api('GET', `${route}/landing${askedLanguage()}`);
+  const lang = pageLanguage(landing.data?.locale);
   const t = translator(lang);
+  if (!landing.ok) {
+    return render(
+      header(t, lang, t('checkinTitle')),
+      notice(
+        'error',
+        landing.status === 0 || landing.status === 429 ? problemText(t, landing) : t('checkinInvalid'),
+      ),
+    );
+  }
+  const { organisation, guest, event } = landing.data;
   const status = el('div', { id: 'status' });
   const button = el(
     'button',
@@ -46,7 +68,22 @@ function start() {
   );
   render(
     header(t, lang, t('checkinTitle')),
-    el('section', { class: 'card' }, el('p', {}, t('checkinIntro')), button, status),
+    el(
+      'section',
+      { class: 'hero' },
+      el('p', { id: 'organiser', class: 'organiser' }, organisation.name),
+      el('h1', {}, event.name),
+    ),
+    el(
+      'section',
+      { class: 'card' },
+      el('p', {}, t('checkinFor', { name: guest.displayName, event: event.name })),
+      event.when ? el('p', { id: 'when' }, t('when', { date: event.when })) : null,
+      event.venue ? el('p', { id: 'where' }, t('where', { place: event.venue })) : null,
+      el('p', {}, t('checkinIntro')),
+      button,
+      status,
+    ),
   );
 }
 

@@ -16,6 +16,23 @@ export function chooseLanguage(fallback) {
   return wanted.startsWith('pt') ? 'pt-BR' : 'en';
 }
 
+/**
+ * The language of a page the service chose for a guest (`served`: the event's, else the tenant's, then
+ * the guest's saved one and the browser's): only the person's own choice on the page (`?lang=`) wins.
+ */
+export function pageLanguage(served) {
+  const asked = new URLSearchParams(location.search).get('lang');
+  if (asked && LANGUAGES.includes(asked)) return asked;
+  if (served && LANGUAGES.includes(served)) return served;
+  return (navigator.language ?? 'en').toLowerCase().startsWith('pt') ? 'pt-BR' : 'en';
+}
+
+/** `?lang=` to pass on to the API, when the person chose a language on the page. */
+export function askedLanguage() {
+  const asked = new URLSearchParams(location.search).get('lang');
+  return asked && LANGUAGES.includes(asked) ? `?lang=${encodeURIComponent(asked)}` : '';
+}
+
 export function translator(lang) {
   document.documentElement.lang = lang;
   return (key, vars = {}) =>

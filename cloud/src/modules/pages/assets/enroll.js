@@ -1,11 +1,15 @@
 // Self-enrollment from an e-mailed link (`/enroll?token=`): consent, then three photos by default (the
 // camera guides a straight look and small head turns to each side) or one to three chosen files, sent
 // together as `frames`; the service's answer says what to fix, naming the photo when it can.
-import { api, chooseLanguage, el, header, notice, problemText, render, translator } from './common.js';
+import { api, el, header, notice, pageLanguage, problemText, render, translator } from './common.js';
 
-const lang = chooseLanguage();
-const t = translator(lang);
 const token = new URLSearchParams(location.search).get('token') ?? '';
+// The link is checked first: its answer names the organisation and the language the service chose.
+const verified = await api('POST', '/v1/public/onboarding/verify-token', {
+  body: { enrollment_token: token },
+});
+const lang = pageLanguage(verified.data?.locale);
+const t = translator(lang);
 
 /** What the camera asks for each photo, in order; a slight turn (10-15 degrees) keeps the face usable. */
 const STEPS = [
@@ -317,13 +321,13 @@ async function send() {
 }
 
 async function start() {
-  render(header(t, lang, t('enrollTitle')), el('p', { class: 'muted' }, t('loading')));
-  const res = await api('POST', '/v1/public/onboarding/verify-token', { body: { enrollment_token: token } });
+  const res = verified;
   if (!res.ok) return render(header(t, lang, t('enrollTitle')), notice('error', t('enrollLinkInvalid')));
   personId = res.data.personId;
   update();
   render(
     header(t, lang, t('enrollTitle')),
+    el('section', { class: 'hero' }, el('h1', { id: 'organiser' }, res.data.organisation.name)),
     el(
       'section',
       { class: 'card' },

@@ -1,10 +1,11 @@
-// A guest's invitation (`/e/{eventToken}/g/{guestToken}`): the event's branding, and confirming or declining.
+// A guest's invitation (`/e/{eventToken}/g/{guestToken}`): who invites, the event's branding, date and
+// place, confirming or declining, add-to-calendar and the QR ticket. The service picks the language.
 import {
   api,
-  chooseLanguage,
+  askedLanguage,
   el,
-  formatDate,
   header,
+  pageLanguage,
   notice,
   problemText,
   render,
@@ -15,8 +16,8 @@ const [, , eventToken, , guestToken] = location.pathname.split('/');
 const base = `/v1/events/${encodeURIComponent(eventToken)}/guests/${encodeURIComponent(guestToken)}`;
 
 async function start() {
-  const res = await api('GET', base);
-  const lang = chooseLanguage(res.data?.event?.branding?.locale);
+  const res = await api('GET', base + askedLanguage());
+  const lang = pageLanguage(res.data?.locale);
   const t = translator(lang);
   if (!res.ok)
     return render(
@@ -73,6 +74,7 @@ async function start() {
       'section',
       { class: 'hero' },
       brand.logoUrl ? el('img', { src: brand.logoUrl, alt: '' }) : null,
+      el('p', { id: 'organiser', class: 'organiser' }, t('organiser', { name: guest.organisation.name })),
       el('h1', {}, brand.displayName ?? event.name),
       brand.welcomeText ? el('p', {}, brand.welcomeText) : null,
     ),
@@ -80,12 +82,25 @@ async function start() {
       'section',
       { class: 'card' },
       el('h2', {}, t('hello', { name: guest.displayName })),
-      event.startsAt
-        ? el('p', {}, t('when', { date: formatDate(lang, event.startsAt, event.timeZone) }))
-        : null,
-      place ? el('p', {}, t('where', { place })) : null,
+      guest.when ? el('p', { id: 'when' }, t('when', { date: guest.when })) : null,
+      place ? el('p', { id: 'where' }, t('where', { place })) : null,
       el('div', { class: 'row' }, confirmButton, declineButton),
       status,
+      // After the answer, and as a link: it is not a third answer to the invitation.
+      guest.calendarUrl
+        ? el(
+            'a',
+            { id: 'add-to-calendar', class: 'calendar', href: guest.calendarUrl, download: 'invitation.ics' },
+            t('addToCalendar'),
+          )
+        : null,
+    ),
+    el(
+      'section',
+      { class: 'card ticket', id: 'ticket' },
+      el('h2', {}, t('ticketTitle')),
+      el('img', { id: 'ticket-qr', src: guest.ticket.qrCode, alt: t('ticketAlt'), width: 240, height: 240 }),
+      el('p', { class: 'muted' }, t('ticketHint')),
     ),
   );
   show(guest.status);
