@@ -54,7 +54,8 @@ export function EventForm(props: {
 }) {
   const { session, event } = props;
   const [branding, setBranding] = useState<Branding>(
-    event?.branding ?? { primaryColor: '#0b5fff', secondaryColor: '#ffffff', locale: 'en' },
+    // No language: the event speaks the tenant's default (Settings) until one is chosen here.
+    event?.branding ?? { primaryColor: '#0b5fff', secondaryColor: '#ffffff' },
   );
   const [name, setName] = useState(event?.name ?? '');
   // The zone the start and end are typed in: the event's, or the browser's for a new event.
@@ -230,7 +231,8 @@ export function EventForm(props: {
                 <textarea name="welcomeText" rows={2} defaultValue={event?.branding.welcomeText ?? ''} />
               </Field>
               <Field label={t('locale')}>
-                <select name="locale" value={branding.locale ?? 'en'}>
+                <select name="locale" value={branding.locale ?? ''}>
+                  <option value="">{t('localeDefault')}</option>
                   <option value="en">English</option>
                   <option value="pt-BR">Português (Brasil)</option>
                 </select>
