@@ -57,8 +57,12 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in landing page under a rate limit, in
    * counted all the same), so the next try is over the link's limit; then the doors open, and the
    * window has 2 seconds left.
    */
-  async function linkOverItsLimit(name: string) {
-    const event = await app.request('POST', '/v1/events', { headers: key, body: { name: 'Festa' } });
+  /** The landing speaks the event's language, so each language's case has an event in it. */
+  async function linkOverItsLimit(name: string, locale: string) {
+    const event = await app.request('POST', '/v1/events', {
+      headers: key,
+      body: { name: 'Festa', branding: { locale } },
+    });
     const status = (s: string) =>
       app.request('PATCH', `/v1/events/${event.body.id}/status`, { headers: key, body: { status: s } });
     expect((await status('published')).status).toBe(200);
@@ -91,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in landing page under a rate limit, in
     },
   ]) {
     it(`${lang}: a tap over the limit shows "please wait" counting down, then checks in by itself`, async () => {
-      const { landing, guestId } = await linkOverItsLimit('Rita Souza');
+      const { landing, guestId } = await linkOverItsLimit('Rita Souza', lang);
       const page = await phone(lang);
       await page.goto(landing);
       await page.click('#checkin');
