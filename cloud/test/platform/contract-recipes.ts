@@ -328,6 +328,17 @@ export const RECIPES: Record<string, Recipe> = {
       params: { token: f.linkToken(await f.newGuest(f.event.id, { status: 'confirmed' })) },
     }),
   },
+  getLinkLanding: {},
+  getGuestCalendar: {
+    // A calendar entry needs a start: the shared event gets one.
+    prepare: async (f) => {
+      await f.call('PATCH', `/v1/events/${f.event.id}`, {
+        headers: f.apiKey,
+        body: { startsAt: '2026-12-01T18:00:00.000Z' },
+      });
+      return {};
+    },
+  },
 
   // Devices and sync
   registerDevice: {},
