@@ -544,6 +544,9 @@ export const LinkLanding = z
       status: EventStatus,
       when: GuestInvitation.shape.when,
       venue: z.string().nullable().openapi({ description: 'Venue name and address, comma-separated.' }),
+      colors: z.object({ primary: z.string().nullable(), text: z.string().nullable() }).openapi({
+        description: 'The branding’s primary and secondary colours, as the invitation page uses them.',
+      }),
     }),
   })
   .openapi('LinkLanding', {

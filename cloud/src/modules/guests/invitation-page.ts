@@ -2,7 +2,7 @@
 // (written out in the event's time zone), the add-to-calendar file and the QR ticket; the check-in
 // link's landing page, whom and what the link is for.
 import QRCode from 'qrcode';
-import type { GuestInvitation, LinkLanding, PersonLocale } from '@portico/contract';
+import type { Branding, GuestInvitation, LinkLanding, PersonLocale } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
 import { notFound } from '../../http/errors.js';
@@ -113,6 +113,10 @@ export function createInvitationPage(deps: Deps) {
           status: event.status as LinkLanding['event']['status'],
           when: event.startsAt ? writtenWhen(locale, event.startsAt, event.timeZone, deps.clock.now()) : null,
           venue: [event.venueName, event.venueAddress].filter(Boolean).join(', ') || null,
+          colors: {
+            primary: (event.branding as Branding).primaryColor ?? null,
+            text: (event.branding as Branding).secondaryColor ?? null,
+          },
         },
       };
     },

@@ -30,6 +30,9 @@ async function start() {
     );
   }
   const { organisation, guest, event } = landing.data;
+  // The event's colours, as on its invitation page.
+  if (event.colors.primary) document.documentElement.style.setProperty('--brand', event.colors.primary);
+  if (event.colors.text) document.documentElement.style.setProperty('--brand-text', event.colors.text);
   const status = el('div', { id: 'status' });
   const button = el(
     'button',
