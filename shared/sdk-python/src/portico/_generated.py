@@ -596,6 +596,15 @@ class LinkCheckinResult(TypedDict):
     checkedInAt: Optional[str]
 
 
+class LinkLanding(TypedDict):
+    """What the landing page of a check-in link shows before the tap; reading it records nothing."""
+
+    locale: Any
+    organisation: Dict[str, Any]
+    guest: Dict[str, Any]
+    event: Dict[str, Any]
+
+
 class LivenessChallenge(TypedDict):
     nonce: str
     expiresAt: str
@@ -716,6 +725,33 @@ class MyCheckInPage(TypedDict):
     nextCursor: Optional[str]
 
 
+class MyGuestEntry(TypedDict):
+    id: str
+    eventId: str
+    eventName: str
+    eventStartsAt: Optional[str]
+    eventEndsAt: Optional[str]
+    eventTimeZone: str
+    name: str
+    status: Literal["pending", "invited", "confirmed", "declined", "checked_in"]
+    invitedAt: Optional[str]
+    confirmedAt: Optional[str]
+    checkedInAt: Optional[str]
+
+
+class MyOrganisation(TypedDict):
+    tenantId: str
+    tenantName: str
+    person: Optional[Dict[str, Any]]
+    guests: List[MyGuestEntry]
+    checkins: List[MyCheckIn]
+    checkinsTotal: int
+
+
+class MyOrganisationList(TypedDict):
+    items: List[MyOrganisation]
+
+
 class NotificationPreferences(TypedDict):
     language: Literal["en", "pt-BR"]
     signInAlerts: bool
@@ -824,6 +860,9 @@ class PersonList(TypedDict):
     items: List[Person]
     nextCursor: Optional[str]
     total: int
+
+
+PersonLocale = Literal["en", "pt-BR"]
 
 
 class PortalSession(TypedDict):
@@ -1126,6 +1165,7 @@ class TenantSettings(TypedDict):
     identifyCallers: Literal["credentialed", "anonymous_with_challenge"]
     apiKeyCheckinsPerMinute: int
     requireMfaForAdmins: bool
+    defaultLocale: PersonLocale
 
 
 class TenantSettingsPatch(TypedDict):
@@ -1149,6 +1189,7 @@ class TenantSettingsPatch(TypedDict):
     identifyCallers: NotRequired[Literal["credentialed", "anonymous_with_challenge"]]
     apiKeyCheckinsPerMinute: NotRequired[int]
     requireMfaForAdmins: NotRequired[bool]
+    defaultLocale: NotRequired[PersonLocale]
 
 
 class TokenResponse(TypedDict):
@@ -1235,6 +1276,8 @@ class VerifyTokenResult(TypedDict):
     valid: Literal[true]
     personId: str
     expiresAt: str
+    organisation: Dict[str, Any]
+    locale: Any
 
 
 class VoidCheckinRequest(TypedDict):
@@ -1258,6 +1301,16 @@ class ApiKeyWithSecret(ApiKey):
 
 class DeviceCreated(Device):
     token: str
+
+
+class GuestInvitation(PublicGuest):
+    """A guest by token, as their invitation page shows it: never document, phone, birth date or e-mail."""
+
+    locale: Any
+    organisation: Dict[str, Any]
+    when: Optional[str]
+    calendarUrl: Optional[str]
+    ticket: Dict[str, Any]
 
 
 class MfaEnabled(MfaState):
@@ -1585,11 +1638,11 @@ class TenantsResource:
         """GET /v1/tenants/{id}/settings (getTenantSettings): The tenant’s settings (defaults filled in)"""
         return cast("TenantSettings", self._client.call("GET", "/v1/tenants/{id}/settings", params={"id": id}, options=options))
 
-    def update_settings(self, id: str, *, webhook_url: Optional[str] = OMIT, geofence_radius_metros: float = OMIT, age_policy: Dict[str, Any] = OMIT, self_registration: Literal["off", "invitation", "open_verified"] = OMIT, biometric_quality_level: float = OMIT, match_threshold: float = OMIT, step_up_threshold: float = OMIT, probe_quality_min: float = OMIT, step_up_factors: List[StepUpFactor] = OMIT, liveness_threshold: float = OMIT, require_liveness: bool = OMIT, liveness_challenge: Literal["when_uncertain", "always"] = OMIT, allow_duplicate_faces: bool = OMIT, qr_token_ttl_hours: int = OMIT, qr_repeat_window_minutes: int = OMIT, sync_checkin_images: bool = OMIT, refresh_templates: bool = OMIT, identify_callers: Literal["credentialed", "anonymous_with_challenge"] = OMIT, api_key_checkins_per_minute: int = OMIT, require_mfa_for_admins: bool = OMIT, options: Optional[RequestOptions] = None) -> TenantSettings:
+    def update_settings(self, id: str, *, webhook_url: Optional[str] = OMIT, geofence_radius_metros: float = OMIT, age_policy: Dict[str, Any] = OMIT, self_registration: Literal["off", "invitation", "open_verified"] = OMIT, biometric_quality_level: float = OMIT, match_threshold: float = OMIT, step_up_threshold: float = OMIT, probe_quality_min: float = OMIT, step_up_factors: List[StepUpFactor] = OMIT, liveness_threshold: float = OMIT, require_liveness: bool = OMIT, liveness_challenge: Literal["when_uncertain", "always"] = OMIT, allow_duplicate_faces: bool = OMIT, qr_token_ttl_hours: int = OMIT, qr_repeat_window_minutes: int = OMIT, sync_checkin_images: bool = OMIT, refresh_templates: bool = OMIT, identify_callers: Literal["credentialed", "anonymous_with_challenge"] = OMIT, api_key_checkins_per_minute: int = OMIT, require_mfa_for_admins: bool = OMIT, default_locale: PersonLocale = OMIT, options: Optional[RequestOptions] = None) -> TenantSettings:
         """PATCH /v1/tenants/{id}/settings (updateTenantSettings): Update settings (partial)
 
-        Body (TenantSettingsPatch): ``webhook_url``, ``geofence_radius_metros``, ``age_policy``, ``self_registration``, ``biometric_quality_level``, ``match_threshold``, ``step_up_threshold``, ``probe_quality_min``, ``step_up_factors``, ``liveness_threshold``, ``require_liveness``, ``liveness_challenge``, ``allow_duplicate_faces``, ``qr_token_ttl_hours``, ``qr_repeat_window_minutes``, ``sync_checkin_images``, ``refresh_templates``, ``identify_callers``, ``api_key_checkins_per_minute``, ``require_mfa_for_admins``."""
-        return cast("TenantSettings", self._client.call("PATCH", "/v1/tenants/{id}/settings", params={"id": id}, body={"webhookUrl": webhook_url, "geofenceRadiusMetros": geofence_radius_metros, "age_policy": age_policy, "selfRegistration": self_registration, "biometricQualityLevel": biometric_quality_level, "matchThreshold": match_threshold, "stepUpThreshold": step_up_threshold, "probeQualityMin": probe_quality_min, "stepUpFactors": step_up_factors, "livenessThreshold": liveness_threshold, "requireLiveness": require_liveness, "livenessChallenge": liveness_challenge, "allowDuplicateFaces": allow_duplicate_faces, "qrTokenTtlHours": qr_token_ttl_hours, "qrRepeatWindowMinutes": qr_repeat_window_minutes, "syncCheckinImages": sync_checkin_images, "refreshTemplates": refresh_templates, "identifyCallers": identify_callers, "apiKeyCheckinsPerMinute": api_key_checkins_per_minute, "requireMfaForAdmins": require_mfa_for_admins}, options=options))
+        Body (TenantSettingsPatch): ``webhook_url``, ``geofence_radius_metros``, ``age_policy``, ``self_registration``, ``biometric_quality_level``, ``match_threshold``, ``step_up_threshold``, ``probe_quality_min``, ``step_up_factors``, ``liveness_threshold``, ``require_liveness``, ``liveness_challenge``, ``allow_duplicate_faces``, ``qr_token_ttl_hours``, ``qr_repeat_window_minutes``, ``sync_checkin_images``, ``refresh_templates``, ``identify_callers``, ``api_key_checkins_per_minute``, ``require_mfa_for_admins``, ``default_locale``."""
+        return cast("TenantSettings", self._client.call("PATCH", "/v1/tenants/{id}/settings", params={"id": id}, body={"webhookUrl": webhook_url, "geofenceRadiusMetros": geofence_radius_metros, "age_policy": age_policy, "selfRegistration": self_registration, "biometricQualityLevel": biometric_quality_level, "matchThreshold": match_threshold, "stepUpThreshold": step_up_threshold, "probeQualityMin": probe_quality_min, "stepUpFactors": step_up_factors, "livenessThreshold": liveness_threshold, "requireLiveness": require_liveness, "livenessChallenge": liveness_challenge, "allowDuplicateFaces": allow_duplicate_faces, "qrTokenTtlHours": qr_token_ttl_hours, "qrRepeatWindowMinutes": qr_repeat_window_minutes, "syncCheckinImages": sync_checkin_images, "refreshTemplates": refresh_templates, "identifyCallers": identify_callers, "apiKeyCheckinsPerMinute": api_key_checkins_per_minute, "requireMfaForAdmins": require_mfa_for_admins, "defaultLocale": default_locale}, options=options))
 
     def sandbox(self, id: str, *, options: Optional[RequestOptions] = None) -> Sandbox:
         """GET /v1/tenants/{id}/sandbox (getSandbox): The tenant’s sandbox and its webhook secret"""
@@ -1729,6 +1782,7 @@ __all__ = [
     "Guest",
     "GuestImportResult",
     "GuestImportUpload",
+    "GuestInvitation",
     "GuestList",
     "GuestsResource",
     "HealthLive",
@@ -1744,6 +1798,7 @@ __all__ = [
     "InviteRequest",
     "InviteResult",
     "LinkCheckinResult",
+    "LinkLanding",
     "LivenessChallenge",
     "LoginRequest",
     "LoginResponse",
@@ -1765,6 +1820,9 @@ __all__ = [
     "MyBiometricImageList",
     "MyCheckIn",
     "MyCheckInPage",
+    "MyGuestEntry",
+    "MyOrganisation",
+    "MyOrganisationList",
     "NotificationPreferences",
     "NotificationPreferencesPatch",
     "OnboardingHealth",
@@ -1781,6 +1839,7 @@ __all__ = [
     "Person",
     "PersonImportUpload",
     "PersonList",
+    "PersonLocale",
     "PersonsResource",
     "PortalSession",
     "PortalSessionList",

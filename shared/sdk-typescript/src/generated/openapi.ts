@@ -856,7 +856,7 @@ export interface paths {
     put?: never;
     /**
      * Check an enrollment token before enrolling
-     * @description Does not consume the token. Limited to 60 calls per 10 minutes per client address.
+     * @description Does not consume the token. Answers the organisation’s name and the language to address the person in, for the enrollment page. Limited to 60 calls per 10 minutes per client address.
      */
     post: operations['verifyEnrollmentToken'];
     delete?: never;
@@ -1352,9 +1352,29 @@ export interface paths {
     };
     /**
      * A guest by token (public)
-     * @description No credentials. First name, status and the event's public face. Never document number, phone, birth date, e-mail or biometric data. 120 calls a minute per address.
+     * @description No credentials. What the invitation page shows: first name, status, the event’s public face, the organisation’s name, the language to speak (`lang`, else the event’s `branding.locale`, else the tenant’s `defaultLocale`, then the guest’s saved language and `Accept-Language`), the start written out in that language and the event’s time zone, the add-to-calendar path and the QR ticket (the guest's check-in link). Never document number, phone, birth date, e-mail or biometric data. 120 calls a minute per address.
      */
     get: operations['getGuestByToken'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events/{eventToken}/guests/{guestToken}/calendar.ics': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The invitation as a calendar file (public)
+     * @description No credentials. An iCalendar file (RFC 5545, CRLF line ends, folded at 75 octets) with one event: its name, start and end (UTC), venue, the organisation and the invitation page. Its UID is the same for the same guest and event, so adding it again updates the entry. Counts against the same 120 reads a minute per address as the guest by token.
+     */
+    get: operations['getGuestCalendar'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1415,6 +1435,26 @@ export interface paths {
      * @description The event's list token in `x-list-token` (made and rotated by an admin: `POST /v1/events/{id}/list-token`), or a device’s credentials (`x-internal-secret` and `x-device-token`, of the event’s tenant; devices usually read `/v1/sync/events/{token}/replica`). The event token alone (it is in every invitation) is 401 `unauthorized`; a list token that is not this event’s current one is 401 `invalid_token`. Confirmed and checked-in guests: id, name, status, check-in time. Never document number, phone, birth date, e-mail or biometric data. Without `since`: the whole list in pages (follow `nextCursor`); keep the last page's `checkpoint` and send it as `since` later to get only what changed since, with `removed` ids (deleted, declined or otherwise off the list). 600 calls a minute per address.
      */
     get: operations['getConfirmedList'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/public/checkin/link/{token}/landing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What a check-in link is for (public)
+     * @description No credentials. What the landing page `/c/{token}` shows before the tap: the guest’s first name, the organisation, the event’s name, status, venue and start (written out in the language and the event’s time zone) and the language (`lang`, else the event’s, else the tenant’s default, then the guest's saved language and `Accept-Language`). Records nothing. Never document number, phone, birth date, e-mail or biometric data. A link that resolves to nothing counts against the same 60 unknown tokens a minute per address as the check-in.
+     */
+    get: operations['getLinkLanding'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1624,7 +1664,7 @@ export interface paths {
     put?: never;
     /**
      * E-mail a sign-in link to the person portal
-     * @description Public. Answers 202 the same way, after the same work, whether or not the address is known: the request queues the lookup, which runs in the background; only an address that a tenant holds (or an existing portal account) gets a mail. The link works once, for 15 minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per client an hour (429 `rate_limited`).
+     * @description Public. Answers 202 the same way, after the same work, whether or not the address is known: the request queues the lookup, which runs in the background; only an address that a tenant holds on a person or a guest entry (or an existing portal account) gets a mail. The link works once, for 15 minutes, and opens `{PUBLIC_URL}/portal/login?token=…`. At most 5 links per address and 30 per client an hour (429 `rate_limited`).
      */
     post: operations['requestPortalMagicLink'];
     delete?: never;
@@ -1662,7 +1702,7 @@ export interface paths {
     };
     /**
      * Own profile and the tenants holding a record of me
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail.
      */
     get: operations['getMe'];
     put?: never;
@@ -1672,7 +1712,7 @@ export interface paths {
     head?: never;
     /**
      * Update name, phone or profile photo
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Changes the portal profile; the tenants’ own records are theirs to change. The photo is stored encrypted and is not a biometric (never enrolled or compared); `GET /v1/me/photo` returns it.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Changes the portal profile; the tenants’ own records are theirs to change. The photo is stored encrypted and is not a biometric (never enrolled or compared); `GET /v1/me/photo` returns it.
      */
     patch: operations['updateMe'];
     trace?: never;
@@ -1686,7 +1726,7 @@ export interface paths {
     };
     /**
      * The profile photo
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail.
      */
     get: operations['getMyPhoto'];
     put?: never;
@@ -1706,7 +1746,7 @@ export interface paths {
     };
     /**
      * Portal sign-in sessions
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Newest first, the last 100; `current` marks the caller’s own.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Newest first, the last 100; `current` marks the caller’s own.
      */
     get: operations['listMySessions'];
     put?: never;
@@ -1729,7 +1769,7 @@ export interface paths {
     post?: never;
     /**
      * End a portal session
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Its token is refused from now on (401). Ending the current session signs out.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Its token is refused from now on (401). Ending the current session signs out.
      */
     delete: operations['endMySession'];
     options?: never;
@@ -1746,7 +1786,7 @@ export interface paths {
     };
     /**
      * Biometric status per tenant
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Enrolled or not, when, quality and model of the template. Each read is audited.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Enrolled or not, when, quality and model of the template. Each read is audited.
      */
     get: operations['listMyBiometrics'];
     put?: never;
@@ -1769,7 +1809,7 @@ export interface paths {
     post?: never;
     /**
      * Withdraw biometric consent at a tenant
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Erases at once the tenant’s face templates and biometric images of the person (rows and encrypted files); facial check-in there stops. The person record stays. The tenant gets `person.biometrics_revoked` by webhook and on the bus.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Erases at once the tenant’s face templates and biometric images of the person (rows and encrypted files); facial check-in there stops. The person record stays. The tenant gets `person.biometrics_revoked` by webhook and on the bus.
      */
     delete: operations['revokeMyBiometrics'];
     options?: never;
@@ -1786,9 +1826,29 @@ export interface paths {
     };
     /**
      * Check-in history across tenants
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Newest first, cursor pages.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Of the persons and of the guest entries; newest first, cursor pages.
      */
     get: operations['listMyCheckins'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/me/organisations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * What each organisation holds about me
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. One item per organisation, by name: its person record with this address (or null), its guest entries (event, dates, status) and the newest check-ins of either (method and outcome; no scores, no images). Sandbox tenants and removed guest entries are not listed.
+     */
+    get: operations['listMyOrganisations'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1806,7 +1866,7 @@ export interface paths {
     };
     /**
      * Notification preferences
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. `language` of the portal’s e-mails; `signInAlerts`: a mail at each new sign-in.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. `language` of the portal’s e-mails; `signInAlerts`: a mail at each new sign-in.
      */
     get: operations['getMyNotificationPreferences'];
     put?: never;
@@ -1816,7 +1876,7 @@ export interface paths {
     head?: never;
     /**
      * Update notification preferences
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Only the fields sent change.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Only the fields sent change.
      */
     patch: operations['updateMyNotificationPreferences'];
     trace?: never;
@@ -1830,7 +1890,7 @@ export interface paths {
     };
     /**
      * Metadata of the biometric images held
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Enrollment photos and check-in captures of every tenant, newest first. Audited.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Enrollment photos and check-in captures of every tenant, newest first. Audited.
      */
     get: operations['listMyBiometricImages'];
     put?: never;
@@ -1850,7 +1910,7 @@ export interface paths {
     };
     /**
      * One biometric image, decrypted
-     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person with the account’s verified e-mail. Streamed with its stored content type; never cached. Each read is audited.
+     * @description Portal JWT (`type: person_portal`, from the magic link) only: admin sessions and API keys are refused. Covers every tenant holding a person or a guest entry with the account’s verified e-mail. Streamed with its stored content type; never cached. Each read is audited.
      */
     get: operations['getMyBiometricImageFile'];
     put?: never;
@@ -2926,6 +2986,7 @@ export interface components {
       apiKeyCheckinsPerMinute: number;
       /** @description Default false. On: an owner or admin without MFA may sign in only to set it up: their session answers `mfaSetupRequired: true` in `GET /v1/auth/me` (and in the login answer’s `user`) and may call only `GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable` and `POST /v1/auth/logout`; anything else is 403 `mfa_setup_required`. Operators are not affected. Turning it on is refused (409 `conflict`) to a user whose own MFA is off, so nobody locks themselves into the setup by accident. */
       requireMfaForAdmins: boolean;
+      defaultLocale: components['schemas']['PersonLocale'];
     };
     AgePolicy: {
       /**
@@ -2944,6 +3005,12 @@ export interface components {
      * @enum {string}
      */
     StepUpFactor: 'qr' | 'staff' | 'document_last4' | 'birth_date';
+    /**
+     * @description The language guests and persons are served in when an event does not name its own (`branding.locale`): their invitation, check-in and enrollment pages and the mails sent to them (invitation, enrollment link). Default `en`.
+     * @example pt-BR
+     * @enum {string}
+     */
+    PersonLocale: 'en' | 'pt-BR';
     TenantSettingsPatch: {
       /**
        * Format: uri
@@ -3041,6 +3108,7 @@ export interface components {
       apiKeyCheckinsPerMinute?: number;
       /** @description Default false. On: an owner or admin without MFA may sign in only to set it up: their session answers `mfaSetupRequired: true` in `GET /v1/auth/me` (and in the login answer’s `user`) and may call only `GET /v1/auth/me`, `POST /v1/auth/mfa/setup`, `POST /v1/auth/mfa/enable` and `POST /v1/auth/logout`; anything else is 403 `mfa_setup_required`. Operators are not affected. Turning it on is refused (409 `conflict`) to a user whose own MFA is off, so nobody locks themselves into the setup by accident. */
       requireMfaForAdmins?: boolean;
+      defaultLocale?: components['schemas']['PersonLocale'];
     };
     Sandbox: {
       /**
@@ -3376,6 +3444,11 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       expiresAt: string;
+      /** @description Whose link it is: the tenant’s name, shown on the enrollment page. */
+      organisation: {
+        name: string;
+      };
+      locale: components['schemas']['PersonLocale'] & unknown;
     };
     VerifyTokenRequest: {
       /**
@@ -4164,6 +4237,28 @@ export interface components {
       /** @description Whom to mail. Without it: invite mails every `pending` guest with an e-mail; reinvite mails every `invited` guest (not yet confirmed). */
       guestIds?: string[];
     };
+    /** @description A guest by token, as their invitation page shows it: never document, phone, birth date or e-mail. */
+    GuestInvitation: components['schemas']['PublicGuest'] & {
+      locale: components['schemas']['PersonLocale'] & unknown;
+      /** @description Who invites: the tenant’s name. */
+      organisation: {
+        name: string;
+      };
+      /**
+       * @description The start written out in `locale` and the event’s time zone; null: no date yet.
+       * @example sábado, 29 de novembro, 19:00 (Horário Padrão de Brasília)
+       */
+      when: string | null;
+      /** @description Path of the add-to-calendar file (`text/calendar`); null while the event has no date. */
+      calendarUrl: string | null;
+      /** @description The guest’s ticket: shown at the door, scanned there. */
+      ticket: {
+        /** @description The guest’s personal check-in link, which the QR code carries. */
+        url: string;
+        /** @description PNG data URL of the QR code for `url`. */
+        qrCode: string;
+      };
+    };
     /** @description A guest by token: never document, phone, birth date or e-mail. */
     PublicGuest: {
       /** @description First name only. */
@@ -4227,6 +4322,37 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       checkedInAt: string | null;
+    };
+    /** @description What the landing page of a check-in link shows before the tap; reading it records nothing. */
+    LinkLanding: {
+      locale: components['schemas']['PersonLocale'] & unknown;
+      organisation: {
+        name: string;
+      };
+      guest: {
+        /** @description First name only. */
+        displayName: string;
+      };
+      event: {
+        name: string;
+        /**
+         * @description `draft` being prepared (no public page); `published` public page and confirmations, no check-in by link; `open` doors open: check-ins and confirmations; `closed` over (check-ins denied `event_closed`); `cancelled` called off (final). Transitions: draft -> published | open | cancelled; published -> draft | open | cancelled; open -> closed | cancelled; closed -> open (reopen) | cancelled.
+         * @enum {string}
+         */
+        status: 'draft' | 'published' | 'open' | 'closed' | 'cancelled';
+        /**
+         * @description The start written out in `locale` and the event’s time zone; null: no date yet.
+         * @example sábado, 29 de novembro, 19:00 (Horário Padrão de Brasília)
+         */
+        when: string | null;
+        /** @description Venue name and address, comma-separated. */
+        venue: string | null;
+        /** @description The branding’s primary and secondary colours, as the invitation page uses them. */
+        colors: {
+          primary: string | null;
+          text: string | null;
+        };
+      };
     };
     LinkCheckinResult: {
       /**
@@ -4699,6 +4825,70 @@ export interface components {
        * @example 2026-11-21T10:15:30.123Z
        */
       occurredAt: string;
+    };
+    MyOrganisationList: {
+      items: components['schemas']['MyOrganisation'][];
+    };
+    MyOrganisation: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      tenantId: string;
+      tenantName: string;
+      /** @description The organisation’s person record with this address; null: guest entries only. */
+      person: {
+        /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+        id: string;
+        name: string;
+        email: string | null;
+        phone: string | null;
+        /** @description A face is enrolled (details: `/v1/me/biometrics`). */
+        enrolled: boolean;
+      } | null;
+      /** @description Guest entries with this address, newest event first. */
+      guests: components['schemas']['MyGuestEntry'][];
+      /** @description The newest 50 check-ins of the person or of those guest entries (method and outcome only). */
+      checkins: components['schemas']['MyCheckIn'][];
+      checkinsTotal: number;
+    };
+    MyGuestEntry: {
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      id: string;
+      /** @example 0190f1c2-7d4e-7a31-9c55-2b1f4e0a9d11 */
+      eventId: string;
+      eventName: string;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      eventStartsAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      eventEndsAt: string | null;
+      /** @description IANA time zone the event is held in. */
+      eventTimeZone: string;
+      /** @description The name the organisation wrote on the entry. */
+      name: string;
+      /**
+       * @description `pending` on the list, not invited yet; `invited` an invitation was mailed; `confirmed` attendance confirmed (by token or by an admin); `declined`; `checked_in` admitted at the event (by any method).
+       * @enum {string}
+       */
+      status: 'pending' | 'invited' | 'confirmed' | 'declined' | 'checked_in';
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      invitedAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      confirmedAt: string | null;
+      /**
+       * Format: date-time
+       * @example 2026-11-21T10:15:30.123Z
+       */
+      checkedInAt: string | null;
     };
     NotificationPreferences: {
       /**
@@ -5302,6 +5492,7 @@ export type SchemaTenantPatch = components['schemas']['TenantPatch'];
 export type SchemaTenantSettings = components['schemas']['TenantSettings'];
 export type SchemaAgePolicy = components['schemas']['AgePolicy'];
 export type SchemaStepUpFactor = components['schemas']['StepUpFactor'];
+export type SchemaPersonLocale = components['schemas']['PersonLocale'];
 export type SchemaTenantSettingsPatch = components['schemas']['TenantSettingsPatch'];
 export type SchemaSandbox = components['schemas']['Sandbox'];
 export type SchemaSandboxReset = components['schemas']['SandboxReset'];
@@ -5363,10 +5554,12 @@ export type SchemaGuestImportResult = components['schemas']['GuestImportResult']
 export type SchemaGuestImportUpload = components['schemas']['GuestImportUpload'];
 export type SchemaInviteResult = components['schemas']['InviteResult'];
 export type SchemaInviteRequest = components['schemas']['InviteRequest'];
+export type SchemaGuestInvitation = components['schemas']['GuestInvitation'];
 export type SchemaPublicGuest = components['schemas']['PublicGuest'];
 export type SchemaConfirmResult = components['schemas']['ConfirmResult'];
 export type SchemaConfirmedList = components['schemas']['ConfirmedList'];
 export type SchemaConfirmedGuest = components['schemas']['ConfirmedGuest'];
+export type SchemaLinkLanding = components['schemas']['LinkLanding'];
 export type SchemaLinkCheckinResult = components['schemas']['LinkCheckinResult'];
 export type SchemaDeviceCreated = components['schemas']['DeviceCreated'];
 export type SchemaDevice = components['schemas']['Device'];
@@ -5398,6 +5591,9 @@ export type SchemaBiometricStatus = components['schemas']['BiometricStatus'];
 export type SchemaBiometricsRevoked = components['schemas']['BiometricsRevoked'];
 export type SchemaMyCheckInPage = components['schemas']['MyCheckInPage'];
 export type SchemaMyCheckIn = components['schemas']['MyCheckIn'];
+export type SchemaMyOrganisationList = components['schemas']['MyOrganisationList'];
+export type SchemaMyOrganisation = components['schemas']['MyOrganisation'];
+export type SchemaMyGuestEntry = components['schemas']['MyGuestEntry'];
 export type SchemaNotificationPreferences = components['schemas']['NotificationPreferences'];
 export type SchemaNotificationPreferencesPatch = components['schemas']['NotificationPreferencesPatch'];
 export type SchemaMyBiometricImageList = components['schemas']['MyBiometricImageList'];
@@ -11866,7 +12062,10 @@ export interface operations {
   };
   getGuestByToken: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description The language the guest chose on the page; it wins over every other. */
+        lang?: components['schemas']['PersonLocale'] & unknown;
+      };
       header?: never;
       path: {
         eventToken: string;
@@ -11882,7 +12081,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': components['schemas']['PublicGuest'];
+          'application/json': components['schemas']['GuestInvitation'];
         };
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
@@ -11895,6 +12094,65 @@ export interface operations {
         };
       };
       /** @description `not_found`: unknown tokens, or the event is not public */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many calls; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getGuestCalendar: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        eventToken: string;
+        guestToken: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The calendar file */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/calendar': string;
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: unknown tokens, the event is not public, or it has no start yet */
       404: {
         headers: {
           [name: string]: unknown;
@@ -12114,6 +12372,67 @@ export interface operations {
         };
       };
       /** @description `not_found`: unknown token, the event is not public, or another tenant’s device */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `rate_limited`: too many calls; see Retry-After */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getLinkLanding: {
+    parameters: {
+      query?: {
+        /** @description The language the guest chose on the page; it wins over every other. */
+        lang?: components['schemas']['PersonLocale'] & unknown;
+      };
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The link’s guest and event */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['LinkLanding'];
+        };
+      };
+      /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `not_found`: unknown or removed link */
       404: {
         headers: {
           [name: string]: unknown;
@@ -13631,6 +13950,62 @@ export interface operations {
         };
       };
       /** @description `validation_failed`: a field is missing or wrong, or the query has an unknown parameter */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `unauthorized` / `invalid_token` / `token_expired` / `invalid_api_key`: missing or bad credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `forbidden`: a wrong `x-internal-secret` */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description `internal_error`: details are logged, never returned */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listMyOrganisations: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Per organisation */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MyOrganisationList'];
+        };
+      };
+      /** @description `validation_failed`: the query has a parameter (this route takes none) */
       400: {
         headers: {
           [name: string]: unknown;
