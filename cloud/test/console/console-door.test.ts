@@ -323,14 +323,14 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await openDoor(p);
     await search(p, 'MARCIA');
     await p.getByRole('button', { name: 'Registrar entrada de Márcia Lopes' }).click();
-    await expect.poll(() => row(p, 'Márcia Lopes').innerText()).toMatch(/presente/);
+    await expect.poll(() => row(p, 'Márcia Lopes').innerText(), { timeout: 10_000 }).toMatch(/presente/);
     await shot(p, 'door-checked-in-pt-BR');
     await p.getByRole('button', { name: 'Desfazer a entrada de Márcia Lopes' }).click();
     await p.locator('#undo-reason').waitFor();
     await p.fill('#undo-reason', 'Marcada por engano');
     await screen(p, 'door-undo-pt-BR');
     await p.click('#undo-confirm');
-    await expect.poll(() => row(p, 'Márcia Lopes').innerText()).toContain('confirmado');
+    await expect.poll(() => row(p, 'Márcia Lopes').innerText(), { timeout: 10_000 }).toContain('confirmado');
     expect((await guestByName('Márcia Lopes')).status).toBe('confirmed');
 
     await p.click('#walk-in');
@@ -338,11 +338,13 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await p.fill('#walk-in-name', 'Paulo Avulso');
     await screen(p, 'door-walk-in-pt-BR');
     await p.click('#walk-in-submit');
-    await expect.poll(() => row(p, 'Paulo Avulso').innerText()).toContain('presente');
+    await expect.poll(() => row(p, 'Paulo Avulso').innerText(), { timeout: 10_000 }).toContain('presente');
 
     await search(p, 'guest 10');
     await p.check('#select-shown');
-    await expect.poll(() => p.locator('#selected-count').innerText()).toMatch(/^\d+ selecionados?$/);
+    await expect
+      .poll(() => p.locator('#selected-count').innerText(), { timeout: 10_000 })
+      .toMatch(/^\d+ selecionados?$/);
     await shot(p, 'door-bulk-pt-BR');
     await p.uncheck('#select-shown');
     await p.close();

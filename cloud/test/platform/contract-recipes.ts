@@ -46,6 +46,25 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 const freshPortal = async (f: Fixtures) => ({ headers: (await f.newPortalPerson()).headers });
 
+/** A member of the main tenant of their own: a new admin user's id. */
+async function teamMember(f: Fixtures): Promise<string> {
+  const { email } = await f.newUser();
+  return (await f.app.deps.db.prisma.user.findFirstOrThrow({ where: { email } })).id;
+}
+
+/** A fresh invitation of the main tenant: the invited member's id and the token mailed to them. */
+async function invitation(f: Fixtures): Promise<{ id: string; token: string }> {
+  const email = `${f.unique('invitee')}@contract.example.com`;
+  const invited = await f.call('POST', '/v1/team/members', {
+    headers: f.credentials.adminSession,
+    body: { email, role: 'operator' },
+  });
+  if (invited.status !== 201) throw new Error(`set-up: invitation of ${email}: ${invited.text}`);
+  const mail = await waitForMail(f.app.smtp, email, /accept-invite\?token=/);
+  const token = /#\/accept-invite\?token=(inv_[A-Za-z0-9_-]+)/.exec(mail)![1]!;
+  return { id: (invited.body as { id: string }).id, token };
+}
+
 export const RECIPES: Record<string, Recipe> = {
   // Health
   healthLive: {},
@@ -388,9 +407,50 @@ export const RECIPES: Record<string, Recipe> = {
   adminAuditLog: {},
   adminListWebhookDeliveries: {},
   adminRedeliverWebhook: {},
+  adminGetWebhookDelivery: {},
+  // Only a delivery waiting for its next attempt can be tried now: the run's receiver answers 2xx, so
+  // one is put back to waiting (as a failed attempt leaves it) before each request.
+  adminRetryWebhookDelivery: {
+    prepare: async (f) => {
+      const id = f.params['webhook-deliveries/id']!;
+      await f.app.deps.db.prisma.webhookDelivery.update({
+        where: { id },
+        data: { status: 'pending', nextAttemptAt: new Date(Date.now() + 60_000), lockedUntil: null },
+      });
+      return { params: { id } };
+    },
+  },
   adminSendTestWebhook: {},
   adminBusInfo: {},
   adminFaceQuality: { faces: true, body: (g, f) => ({ ...g, image: f.faceFrame }) },
+
+  // Team: each request gets a member of its own (the main admin is never changed).
+  listTeamMembers: {},
+  inviteTeamMember: {
+    body: (g, f) => ({
+      ...without(g, 'language'),
+      email: `${f.unique('invitee')}@contract.example.com`,
+      role: 'operator',
+    }),
+  },
+  changeTeamMemberRole: {
+    prepare: async (f) => ({ params: { id: await teamMember(f) }, body: { role: 'operator' } }),
+  },
+  deactivateTeamMember: { prepare: async (f) => ({ params: { id: await teamMember(f) } }) },
+  reactivateTeamMember: {
+    prepare: async (f) => {
+      const id = await teamMember(f);
+      await f.call('POST', `/v1/team/members/${id}/deactivate`, { headers: f.credentials.adminSession });
+      return { params: { id } };
+    },
+  },
+  resendTeamInvitation: { prepare: async (f) => ({ params: { id: (await invitation(f)).id } }) },
+  readTeamInvitation: { prepare: async (f) => ({ body: { token: (await invitation(f)).token } }) },
+  acceptTeamInvitation: {
+    prepare: async (f) => ({
+      body: { token: (await invitation(f)).token, name: 'Rita Alves', password: PASSWORD },
+    }),
+  },
 
   // Person portal
   requestPortalMagicLink: {},
@@ -398,6 +458,7 @@ export const RECIPES: Record<string, Recipe> = {
     prepare: async (f) => ({ query: { token: await f.magicLinkToken(f.portal.email) } }),
   },
   getMe: {},
+  listMyOrganisations: {},
   updateMe: { body: (g, f) => ({ ...g, photo: f.faceFrame }) },
   getMyPhoto: {},
   listMySessions: {},

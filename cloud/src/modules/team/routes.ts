@@ -41,11 +41,6 @@ const LAST_OWNER = {
   code: 'last_owner',
   description: 'the change would leave the tenant without an active owner',
 } as const;
-const MAIL_FAILED = {
-  status: 503,
-  code: 'service_unavailable',
-  description: 'the change is saved but the mail could not be sent: resend it',
-} as const;
 const LINK_ERRORS = [
   {
     status: 404,
@@ -132,7 +127,6 @@ export function teamRoutes(deps: AppDeps) {
         { status: 409, code: 'already_member', description: 'the address is already a member of this team' },
         { status: 409, code: 'email_in_use', description: 'the address has an account in another tenant' },
         { status: 429, code: 'rate_limited', description: 'too many invitation mails; see Retry-After' },
-        MAIL_FAILED,
       ],
       handler: async ({ actor, body, req, res }) => ({
         status: 201,
@@ -226,7 +220,6 @@ export function teamRoutes(deps: AppDeps) {
         OWNER_ONLY,
         { status: 409, code: 'not_invited', description: 'the member is active or deactivated' },
         { status: 429, code: 'rate_limited', description: 'too many invitation mails; see Retry-After' },
-        MAIL_FAILED,
       ],
       handler: async ({ actor, params, body, req, res }) => ({
         status: 200,

@@ -15,6 +15,7 @@ import { createRateLimiter, type RateLimitRule } from '../../http/rate-limit.js'
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Tx } from '../../infra/db/index.js';
 import { recordAudit } from '../audit/record.js';
+import { enqueueMail } from '../privacy/jobs.js';
 import { teamInvitationMail, type Language } from './mails.js';
 
 export interface TeamContext {
@@ -25,7 +26,7 @@ export interface TeamContext {
   requestId: string | null;
 }
 
-export type TeamDeps = Pick<AppDeps, 'db' | 'clock' | 'config' | 'mailer' | 'logger'>;
+export type TeamDeps = Pick<AppDeps, 'db' | 'clock' | 'config' | 'cipher' | 'outbox' | 'logger'>;
 
 const TTL_MS = TEAM_INVITATION_TTL_DAYS * 24 * 3600_000;
 /** Invitation mails (invites and resends) per tenant, and resends per member. */
@@ -158,7 +159,10 @@ export function createTeamService(deps: TeamDeps) {
     return { token, row };
   }
 
-  /** Mails the link after the commit; a failed mail leaves the member invited, to be resent. */
+  /**
+   * Queues the link's mail after the commit: the job runner sends it and retries a failed send, so a
+   * mail server that is down (or refuses an address) never fails the invitation, which stays pending.
+   */
   async function mailInvitation(
     ctx: TeamContext,
     user: User,
@@ -168,26 +172,21 @@ export function createTeamService(deps: TeamDeps) {
       prisma.tenant.findUniqueOrThrow({ where: { id: ctx.tenantId } }),
       prisma.user.findUnique({ where: { id: ctx.userId } }),
     ]);
-    try {
-      await deps.mailer.send(
-        teamInvitationMail({
-          to: user.email,
-          language: issued.row.language as Language,
-          tenantName: tenant.name,
-          inviterName: inviter?.name || inviter?.email || tenant.name,
-          role: user.role as UserRole,
-          link: invitationLink(deps.config.publicUrl, issued.token),
-          expiresAt: issued.row.expiresAt,
-        }),
-      );
-    } catch (error) {
-      deps.logger.warn({ userId: user.id, err: (error as Error).message }, 'team invitation mail failed');
-      throw new AppError(
-        503,
-        'service_unavailable',
-        'The invitation is saved but its mail could not be sent; resend it later',
-      );
-    }
+    await enqueueMail(
+      prisma,
+      deps,
+      teamInvitationMail({
+        to: user.email,
+        language: issued.row.language as Language,
+        tenantName: tenant.name,
+        inviterName: inviter?.name || inviter?.email || tenant.name,
+        role: user.role as UserRole,
+        link: invitationLink(deps.config.publicUrl, issued.token),
+        expiresAt: issued.row.expiresAt,
+      }),
+      deps.clock.now(),
+    );
+    deps.outbox.notify();
   }
 
   return {
