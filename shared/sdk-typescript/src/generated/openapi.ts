@@ -7439,15 +7439,6 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description `service_unavailable`: the change is saved but the mail could not be sent: resend it */
-      503: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
     };
   };
   changeTeamMemberRole: {
@@ -7807,15 +7798,6 @@ export interface operations {
       };
       /** @description `internal_error`: details are logged, never returned */
       500: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          'application/problem+json': components['schemas']['Problem'];
-        };
-      };
-      /** @description `service_unavailable`: the change is saved but the mail could not be sent: resend it */
-      503: {
         headers: {
           [name: string]: unknown;
         };
