@@ -276,6 +276,10 @@ const en = {
   livenessHelp:
     'How sure the passive liveness check must be that a real face, not a photo or screen, is there.',
   requireLiveness: 'Refuse facial check-ins that fail liveness',
+  guestLanguageSection: 'Guests’ language',
+  defaultLocale: 'Default language of guest pages and mails',
+  defaultLocaleHelp:
+    'Invitations, check-in pages and mails of an event speak the event’s language; an event without one speaks this.',
   livenessChallenge: 'Blink or head-turn challenge at the door',
   livenessChallengeWhenUncertain: 'Only when the passive check is unsure (faster)',
   livenessChallengeAlways: 'Every face (about 3 s more per person)',
@@ -769,6 +773,10 @@ const ptBR: Record<TextKey, string> = {
   livenessHelp:
     'Quão segura a prova de vida passiva precisa estar de que há um rosto real, não uma foto ou tela.',
   requireLiveness: 'Recusar check-ins faciais que falham na prova de vida',
+  guestLanguageSection: 'Idioma dos convidados',
+  defaultLocale: 'Idioma padrão das páginas e e-mails dos convidados',
+  defaultLocaleHelp:
+    'Convites, páginas de check-in e e-mails de um evento falam o idioma do evento; um evento sem idioma fala este.',
   livenessChallenge: 'Desafio de piscar ou virar a cabeça na entrada',
   livenessChallengeWhenUncertain: 'Só quando a verificação passiva tem dúvida (mais rápido)',
   livenessChallengeAlways: 'Todo rosto (cerca de 3 s a mais por pessoa)',

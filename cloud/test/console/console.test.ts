@@ -550,10 +550,11 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     await shot(page, 'integrations-en');
   });
 
-  it('saves the thresholds, the door challenge, geofence radius and age policy', async () => {
+  it('saves the thresholds, the door challenge, the guests’ language, geofence radius and age policy', async () => {
     await go(page, 'settings');
     await page.fill('#setting-matchThreshold', '0.6');
     await page.selectOption('#setting-livenessChallenge', 'always');
+    await page.selectOption('#setting-defaultLocale', 'pt-BR');
     await page.fill('input[name=minimumAge]', '16');
     await page.selectOption('select[name=belowMinimum]', 'require_guardian_consent');
     await page.click('#save-settings');
@@ -562,6 +563,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     expect(s.body).toMatchObject({
       matchThreshold: 0.6,
       livenessChallenge: 'always',
+      defaultLocale: 'pt-BR',
       age_policy: { minimumAge: 16, belowMinimum: 'require_guardian_consent' },
     });
     // Opened again, the form shows what is stored.
@@ -570,7 +572,14 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     expect(await page.locator('select[name=belowMinimum]').inputValue()).toBe('require_guardian_consent');
     expect(await page.inputValue('#setting-matchThreshold')).toBe('0.6');
     expect(await page.locator('#setting-livenessChallenge').inputValue()).toBe('always');
+    expect(await page.locator('#setting-defaultLocale').inputValue()).toBe('pt-BR');
     await shot(page, 'settings-en');
+    // Back to English for the tests after this one, whose guests' pages and mails are English.
+    const back = await app.request('PATCH', `/v1/tenants/${org.tenantId}/settings`, {
+      headers: org.headers,
+      body: { defaultLocale: 'en' },
+    });
+    expect(back.status, back.text).toBe(200);
   });
 
   it('shows the audit log, filtered by action', async () => {

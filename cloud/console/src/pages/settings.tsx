@@ -42,6 +42,7 @@ export function Settings({ session }: { session: Session }) {
       livenessThreshold: num('livenessThreshold'),
       requireLiveness: form.get('requireLiveness') === 'on',
       livenessChallenge: form.get('livenessChallenge') === 'always' ? 'always' : 'when_uncertain',
+      defaultLocale: form.get('defaultLocale') === 'pt-BR' ? 'pt-BR' : 'en',
       biometricQualityLevel: num('biometricQualityLevel'),
       geofenceRadiusMetros: num('geofenceRadiusMetros'),
       age_policy: {
@@ -117,6 +118,15 @@ export function Settings({ session }: { session: Session }) {
               ))}
               <small>{t('stepUpFactorsHelp')}</small>
             </fieldset>
+          </article>
+          <article>
+            <h2>{t('guestLanguageSection')}</h2>
+            <Field label={t('defaultLocale')} help={t('defaultLocaleHelp')}>
+              <select name="defaultLocale" id="setting-defaultLocale" value={s.defaultLocale}>
+                <option value="en">English</option>
+                <option value="pt-BR">Português (BR)</option>
+              </select>
+            </Field>
           </article>
           <article>
             <h2>{t('geofence')}</h2>
