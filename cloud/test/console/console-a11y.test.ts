@@ -13,8 +13,8 @@ import { ENUM_WORDS } from '@portico/contract/words';
 import { TEXTS } from '../../console/src/texts.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { bearer, login, newTenant } from '../support/identity.js';
+import { LAPTOP, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const VIEWPORTS = { laptop: LAPTOP, phone: PHONE } as const;
@@ -38,11 +38,7 @@ let pages: string[] = [];
 
 async function signedIn(locale: string, viewport = LAPTOP): Promise<Page> {
   const p = await newConsolePage(browser, locale, cspViolations, viewport);
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
   return p;
 }
 

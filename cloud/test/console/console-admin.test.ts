@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant, PASSWORD, totp, TOTP_STEP_MS, totpCodes } from '../support/identity.js';
-import { goTo, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { goTo, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
 
 let app: TestApp;
 let browser: Browser;
@@ -27,11 +27,7 @@ const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
 /** Signs in through the form with the password (the owner starts without MFA). */
 async function signIn(p: Page) {
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
 }
 
 const apiLogin = () =>

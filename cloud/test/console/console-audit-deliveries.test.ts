@@ -10,9 +10,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
+import { bearer, login, newTenant } from '../support/identity.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { goTo, newConsolePage, screenIn, screenshotFolder, shotIn } from './support.js';
+import { goTo, newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
 
 let app: TestApp;
 let browser: Browser;
@@ -28,11 +28,7 @@ const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
 async function signIn(p: Page) {
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor();
+  await signInWith(p, app.url, org.email);
 }
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: the audit log and the webhook delivery log', () => {

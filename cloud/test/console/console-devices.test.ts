@@ -11,8 +11,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
-import { goTo, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { bearer, login, newTenant } from '../support/identity.js';
+import { goTo, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const SECRET = 'console-devices-internal-secret-0123456789';
 const PHONE = { width: 390, height: 844 };
@@ -33,11 +33,7 @@ const shot = (p: Page, name: string) => shotIn(shots, p, name);
 const dialogShot = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `${name}.png`) });
 
 async function signIn(p: Page) {
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
 }
 
 const asDevice = (token: string) => ({ 'x-internal-secret': SECRET, 'x-device-token': token });

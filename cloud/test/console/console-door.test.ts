@@ -12,8 +12,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, loggedInUser, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, TABLET } from './support.js';
+import { bearer, loggedInUser, login, newTenant } from '../support/identity.js';
+import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, TABLET, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const NAMED = [
@@ -39,11 +39,7 @@ const guestByName = async (name: string) =>
 
 async function signedIn(locale: string, viewport = LAPTOP, email = org.email): Promise<Page> {
   const p = await newConsolePage(browser, locale, cspViolations, viewport);
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, email);
   return p;
 }
 

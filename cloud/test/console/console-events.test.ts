@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn } from './support.js';
+import { bearer, login, newTenant } from '../support/identity.js';
+import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const ZONE = 'America/Sao_Paulo';
@@ -42,11 +42,7 @@ const apiEvent = async () =>
 
 async function signedIn(viewport = LAPTOP): Promise<Page> {
   const p = await newConsolePage(browser, 'pt-BR', cspViolations, viewport);
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
   return p;
 }
 
@@ -123,7 +119,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: event form, errors and invitation
     await p.getByRole('button', { name: 'Configurar' }).click();
     expect(await p.inputValue('#event-starts')).toBe('2026-12-03T19:00');
     expect(await p.inputValue('#event-zone')).toBe(ZONE);
-    await p.getByRole('button', { name: 'Cancelar' }).click();
+    await p.getByRole('button', { name: 'Cancelar', exact: true }).click();
     await p.context().close();
   });
 
@@ -225,7 +221,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: event form, errors and invitation
       expect(await dialog.locator('#confirm-title').innerText()).toBe('Encerrar Noite de Lançamento?');
       expect(await dialog.locator('#confirm-text').innerText()).toContain('As entradas param');
       await screen(p, `event-close-confirm-pt-BR${suffix}`);
-      await dialog.getByRole('button', { name: 'Cancelar' }).click();
+      await dialog.getByRole('button', { name: 'Cancelar', exact: true }).click();
       await dialog.waitFor({ state: 'detached' });
       expect((await apiEvent()).status).toBe('open');
       if (suffix) {
@@ -237,6 +233,39 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: event form, errors and invitation
       await p.context().close();
     });
   }
+
+  it('asks before cancelling an event, says it is final, and keeps it when asked to', async () => {
+    const made = await app.request('POST', '/v1/events', {
+      headers: org.headers,
+      body: { name: 'Evento Adiado', startsAt: '2026-12-10T22:00:00.000Z' },
+    });
+    expect(made.status, made.text).toBe(201);
+    const status = async () =>
+      (
+        (await app.request('GET', `/v1/events/${made.body.id}`, { headers: org.headers })).body as {
+          status: string;
+        }
+      ).status;
+    const p = await signedIn();
+    await openEvent(p, 'Evento Adiado');
+    await p.click('#status-cancelled');
+    const dialog = p.locator('dialog[open]');
+    expect(await dialog.locator('#confirm-title').innerText()).toBe('Cancelar Evento Adiado?');
+    expect(await dialog.locator('#confirm-text').innerText()).toContain('não pode ser reaberto');
+    await screen(p, 'event-cancel-confirm-pt-BR');
+    await dialog.getByRole('button', { name: 'Manter o evento' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await status()).toBe('draft');
+    await p.click('#status-cancelled');
+    await p.locator('dialog[open]').getByRole('button', { name: 'Cancelar o evento' }).click();
+    await expect.poll(status, { timeout: 10_000 }).toBe('cancelled');
+    await expect
+      .poll(() => p.locator('main > p').first().innerText(), { timeout: 10_000 })
+      .toContain('cancelado');
+    // Nothing more to do with it: no status button is left.
+    expect(await p.locator('[id^=status-]').count()).toBe(0);
+    await p.context().close();
+  });
 
   it('met no Content-Security-Policy violation', () => {
     expect(cspViolations).toEqual([]);

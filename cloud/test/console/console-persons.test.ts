@@ -10,8 +10,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { bearer, login, newTenant } from '../support/identity.js';
+import { LAPTOP, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 
@@ -32,11 +32,7 @@ const overflow = (p: Page) =>
 
 async function signedIn(locale: string, viewport = LAPTOP): Promise<Page> {
   const p = await newConsolePage(browser, locale, cspViolations, viewport);
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
   await p.goto(`${app.url}/console#/persons`);
   await p.locator('#persons tbody tr').first().waitFor();
   return p;

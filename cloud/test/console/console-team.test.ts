@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForMail } from '../portal/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD } from '../support/identity.js';
+import { bearer, login, newTenant } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
-import { newConsolePage, screenIn, screenshotFolder, shotIn } from './support.js';
+import { newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const NEW_PASSWORD = 'a passphrase of my own';
@@ -30,11 +30,7 @@ const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 
 async function signedIn(locale: string, viewport?: { width: number; height: number }): Promise<Page> {
   const p = await newConsolePage(browser, locale, cspViolations, viewport);
-  await p.goto(`${app.url}/console`);
-  await p.fill('#email', org.email);
-  await p.fill('#password', PASSWORD);
-  await p.click('button[type=submit]');
-  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
+  await signInWith(p, app.url, org.email);
   return p;
 }
 

@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { PASSWORD } from '../support/identity.js';
 
 export const LAPTOP = { width: 1280, height: 800 };
 export const TABLET = { width: 820, height: 1180 };
@@ -49,4 +50,13 @@ export async function newConsolePage(
 export async function goTo(p: Page, baseUrl: string, hash: string): Promise<void> {
   await p.goto(`${baseUrl}/console#/${hash}`);
   await p.locator('main h1').first().waitFor();
+}
+
+/** Signs `p` in through the console's form as `email` (an account without MFA) and waits for the console. */
+export async function signInWith(p: Page, baseUrl: string, email: string): Promise<void> {
+  await p.goto(`${baseUrl}/console`);
+  await p.fill('#email', email);
+  await p.fill('#password', PASSWORD);
+  await p.click('button[type=submit]');
+  await p.locator('nav[aria-label=Console]').waitFor({ state: 'attached' });
 }

@@ -55,6 +55,8 @@ export function ConfirmDialog(props: {
   text: string;
   confirmLabel?: string;
   fallbackFocus?: string;
+  /** What the button that changes nothing says (default "Cancel"). */
+  cancelLabel?: string;
   onConfirm: () => void;
   onCancel: () => void;
 }) {
@@ -70,7 +72,7 @@ export function ConfirmDialog(props: {
         <p id="confirm-text">{props.text}</p>
         <footer>
           <button type="button" class="secondary" onClick={props.onCancel}>
-            {t('cancel')}
+            {props.cancelLabel ?? t('cancel')}
           </button>
           <button type="button" class="contrast" onClick={props.onConfirm}>
             {props.confirmLabel ?? t('confirm')}

@@ -109,16 +109,6 @@ function GuestForm(props: { session: Session; guest: Guest; onDone: (changed: bo
   );
 }
 
-export const STATUS_ACTIONS: {
-  to: EventT['status'];
-  from: EventT['status'][];
-  label: 'publish' | 'open' | 'closeEvent';
-}[] = [
-  { to: 'published', from: ['draft'], label: 'publish' },
-  { to: 'open', from: ['draft', 'published', 'closed'], label: 'open' },
-  { to: 'closed', from: ['open'], label: 'closeEvent' },
-];
-
 export function Guests(props: { session: Session; event: EventT; onChanged: (e: EventT) => void }) {
   const { session, event } = props;
   const path = { params: { path: { id: event.id } } };

@@ -1,5 +1,5 @@
 // Events and guests: the tenant's events, one opened with its form (components/event-form), its guests
-// (components/guest-list), opening and closing (closing asks first) and its attendance.
+// (components/guest-list), opening, closing and cancelling (both ask first) and its attendance.
 import type { Event as EventT } from '@portico/contract';
 import { ok } from '@portico/sdk';
 import { useState } from 'preact/hooks';
@@ -12,7 +12,19 @@ import { Table } from '../components/table.js';
 import { ConfirmDialog } from '../components/dialogs.js';
 import { PageHeader } from '../components/page-header.js';
 import { EventForm } from '../components/event-form.js';
-import { Guests, STATUS_ACTIONS } from '../components/guest-list.js';
+import { Guests } from '../components/guest-list.js';
+
+/** The status changes offered for an event in each status (as EVENT_TRANSITIONS allows). */
+const STATUS_ACTIONS: {
+  to: EventT['status'];
+  from: EventT['status'][];
+  label: 'publish' | 'open' | 'closeEvent' | 'cancelEvent';
+}[] = [
+  { to: 'published', from: ['draft'], label: 'publish' },
+  { to: 'open', from: ['draft', 'published', 'closed'], label: 'open' },
+  { to: 'closed', from: ['open'], label: 'closeEvent' },
+  { to: 'cancelled', from: ['draft', 'published', 'open', 'closed'], label: 'cancelEvent' },
+];
 
 function EventDetail(props: {
   session: Session;
@@ -22,11 +34,12 @@ function EventDetail(props: {
 }) {
   const { session, event } = props;
   const [configuring, setConfiguring] = useState(false);
-  const [closing, setClosing] = useState(false);
+  /** The change being confirmed: closing stops every door, cancelling cannot be undone. */
+  const [confirming, setConfirming] = useState<'closed' | 'cancelled' | null>(null);
   const action = useAction();
   const move = (status: EventT['status']) =>
     action.run(async () => {
-      setClosing(false);
+      setConfirming(null);
       props.onChanged(
         ok(
           await session.api.PATCH('/v1/events/{id}/status', {
@@ -58,8 +71,11 @@ function EventDetail(props: {
             type="button"
             key={a.to}
             id={`status-${a.to}`}
-            // Closing stops every door at once: asked first.
-            onClick={() => (a.to === 'closed' ? setClosing(true) : void move(a.to))}
+            class={a.to === 'cancelled' ? 'secondary outline' : undefined}
+            // Closing stops every door at once and cancelling is final: both asked first.
+            onClick={() =>
+              a.to === 'closed' || a.to === 'cancelled' ? setConfirming(a.to) : void move(a.to)
+            }
           >
             {t(a.label)}
           </button>
@@ -71,14 +87,25 @@ function EventDetail(props: {
           {t('doorOpen')}
         </a>
       </div>
-      {closing ? (
+      {confirming === 'closed' ? (
         <ConfirmDialog
           title={t('closeEventTitle', { name: event.name })}
           text={t('closeEventText')}
           confirmLabel={t('closeEventConfirm')}
           fallbackFocus="#status-open"
           onConfirm={() => void move('closed')}
-          onCancel={() => setClosing(false)}
+          onCancel={() => setConfirming(null)}
+        />
+      ) : null}
+      {confirming === 'cancelled' ? (
+        <ConfirmDialog
+          title={t('cancelEventTitle', { name: event.name })}
+          text={t('cancelEventText')}
+          confirmLabel={t('cancelEventConfirm')}
+          cancelLabel={t('keepEvent')}
+          fallbackFocus="#open-door"
+          onConfirm={() => void move('cancelled')}
+          onCancel={() => setConfirming(null)}
         />
       ) : null}
       <ErrorNote error={action.error} />
