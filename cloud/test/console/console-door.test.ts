@@ -318,6 +318,12 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     const p = await signedIn('pt-BR');
     await openDoor(p);
     await search(p, 'MARCIA');
+    // The search is kept in the address: a reload shows the same list.
+    await expect.poll(() => new URL(p.url()).hash, { timeout: 10_000 }).toBe(`#/door/${eventId}?q=MARCIA`);
+    await p.reload();
+    await p.locator('#door-guests li').first().waitFor();
+    expect(await p.inputValue('#door-search')).toBe('MARCIA');
+    await expect.poll(() => p.locator('#door-guests li').count(), { timeout: 10_000 }).toBe(1);
     await p.getByRole('button', { name: 'Registrar entrada de Márcia Lopes' }).click();
     await expect.poll(() => row(p, 'Márcia Lopes').innerText(), { timeout: 10_000 }).toMatch(/presente/);
     await shot(p, 'door-checked-in-pt-BR');
@@ -329,6 +335,8 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await expect.poll(() => row(p, 'Márcia Lopes').innerText(), { timeout: 10_000 }).toContain('confirmado');
     expect((await guestByName('Márcia Lopes')).status).toBe('confirmed');
 
+    // A walk-in is added to the whole list: the search is cleared first.
+    await search(p, '');
     await p.click('#walk-in');
     await p.locator('#walk-in-name').waitFor();
     await p.fill('#walk-in-name', 'Paulo Avulso');
@@ -337,6 +345,8 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
     await expect.poll(() => row(p, 'Paulo Avulso').innerText(), { timeout: 10_000 }).toContain('presente');
 
     await search(p, 'guest 10');
+    // Guest 100 to Guest 109: the search has settled before the shown ones are selected.
+    await expect.poll(() => p.locator('#door-guests li').count(), { timeout: 10_000 }).toBe(10);
     await p.check('#select-shown');
     await expect
       .poll(() => p.locator('#selected-count').innerText(), { timeout: 10_000 })

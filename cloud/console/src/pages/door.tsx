@@ -11,7 +11,7 @@ import { lang, t, term } from '../i18n.js';
 import { followCheckins } from '../live.js';
 import { shownError } from '../errors.js';
 import type { Session } from '../session.js';
-import { useAction, useLoad } from '../hooks.js';
+import { useAction, useLoad, useUrlFilters } from '../hooks.js';
 import { Badge, ErrorNote } from '../components/feedback.js';
 import { Field, formFields } from '../components/form.js';
 import { ConfirmDialog, Modal } from '../components/dialogs.js';
@@ -24,6 +24,7 @@ const TYPING_MS = 150;
 const BULK_PARALLEL = 4;
 const ADMITTED = new Set<string>(['success', 'geofence_alert']);
 const STATUSES = ['confirmed', 'checked_in', 'invited', 'pending', 'declined'] as const;
+const FILTERS = ['q', 'status'] as const;
 
 const eventIdOfHash = () => location.hash.replace(/^#\/?/, '').split('?')[0]!.split('/')[1] ?? '';
 const timeOf = (iso: string) => new Date(iso).toLocaleTimeString(lang(), { timeStyle: 'short' });
@@ -83,9 +84,10 @@ export function Door({ session }: { session: Session }) {
 
 function DoorView({ session, event }: { session: Session; event: EventT }) {
   const path = { params: { path: { id: event.id } } };
-  const [typed, setTyped] = useState('');
-  const [q, setQ] = useState('');
-  const [status, setStatus] = useState('');
+  // The search and the status filter are kept in the address (`#/door/<id>?q=ana`): a reload keeps them.
+  const [filters, setFilters] = useUrlFilters(FILTERS);
+  const { q, status } = filters;
+  const [typed, setTyped] = useState(q);
   const [items, setItems] = useState<Guest[]>([]);
   const [total, setTotal] = useState<number | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
@@ -132,7 +134,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
 
   // What was typed, once typing settles; the answer to an older question is dropped.
   useEffect(() => {
-    const timer = setTimeout(() => setQ(typed.trim()), TYPING_MS);
+    const timer = setTimeout(() => setFilters({ q: typed.trim() }), TYPING_MS);
     return () => clearTimeout(timer);
   }, [typed]);
   useEffect(() => {
@@ -358,7 +360,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
             <select
               id="door-status"
               value={status}
-              onChange={(e) => setStatus((e.currentTarget as HTMLSelectElement).value)}
+              onChange={(e) => setFilters({ status: (e.currentTarget as HTMLSelectElement).value })}
             >
               <option value="">{t('all')}</option>
               {STATUSES.map((s) => (
