@@ -3,6 +3,7 @@
 // event's time zone, no ISO timestamp, no English word in Portuguese) and the invitation's calendar file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integratorOf } from '../persons/support.js';
+import { PASSWORD } from '../support/identity.js';
 import {
   decodeMail,
   PUBLIC_URL,
@@ -286,6 +287,46 @@ describe('guests in their language', () => {
       expect(words, `${subject}: ${ENGLISH.exec(words)?.[0]}`).not.toMatch(ENGLISH);
     }
     expect(decodeMail(mails[0]!)).toContain(WHEN_PT);
+  }, 60_000);
+
+  it('writes the team invitation and the password mails in pt-BR without an ISO timestamp or an English word', async () => {
+    const mails: string[] = [];
+    // A tenant of its own: the reset below ends its admin's sessions.
+    const team = await integratorOf(app);
+    // A team invitation, in the language the inviter's console sends.
+    const invitee = `equipe${++seq}@example.com`;
+    const invited = await app.request('POST', '/v1/team/members', {
+      headers: team.headers,
+      body: { email: invitee, role: 'operator', language: 'pt-BR' },
+    });
+    expect(invited.status, invited.text).toBe(201);
+    mails.push(await waitForMail(app.smtp, invitee, /accept-invite\?token=/));
+    // The admin's password reset: the mailed link, then the confirmation once it is used (in the
+    // language the admin's console last signed in with).
+    const email = team.tenant.adminEmail;
+    const signedIn = await app.request('POST', '/v1/auth/login', {
+      body: { email, password: PASSWORD, language: 'pt-BR' },
+    });
+    expect(signedIn.status, signedIn.text).toBe(200);
+    const forgot = await app.request('POST', '/v1/auth/password/forgot', {
+      body: { email, language: 'pt-BR' },
+    });
+    expect(forgot.status, forgot.text).toBe(202);
+    const link = await waitForMail(app.smtp, email, /reset-password\?token=/);
+    mails.push(link);
+    const token = decodeURIComponent(/reset-password\?token=(\S+)/.exec(link)![1]!);
+    const reset = await app.request('POST', '/v1/auth/password/reset', {
+      body: { token, password: 'uma senha nova e longa 2026' },
+    });
+    expect(reset.status, reset.text).toBe(200);
+    mails.push(await waitForMail(app.smtp, email, /senha/i, 15_000));
+
+    for (const mail of mails) {
+      const { subject, body } = partsOf(mail);
+      const words = `${subject}\n${body}`.replace(/https?:\/\/\S+/g, '').replace(/\S+@\S+/g, '');
+      expect(words, subject).not.toMatch(ISO_TIMESTAMP);
+      expect(words, `${subject}: ${ENGLISH.exec(words)?.[0]}`).not.toMatch(ENGLISH);
+    }
   }, 60_000);
 
   it('offers the invitation as a calendar file: the event in UTC, escaped text, CRLF, a UID per guest and event', async () => {
