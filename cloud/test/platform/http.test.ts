@@ -78,7 +78,13 @@ describe('HTTP platform', () => {
       expect(res.body.status).toBe('unavailable');
       expect(res.body.checks.database).toMatchObject({ ok: false, reason: expect.any(String) });
     } finally {
-      await other.close().catch(() => undefined);
+      // On PostgreSQL the app's stop then waits on a worker whose query the ended pool never settles
+      // (found 2026-11-26, not fixed yet: a shutdown after losing the database can hang); this test is
+      // about the probe's answer, so its teardown waits 5 s at most.
+      await Promise.race([
+        other.close().catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 5_000)),
+      ]);
     }
   });
 });
