@@ -82,3 +82,22 @@ export function ConfirmDialog(props: {
     </Modal>
   );
 }
+
+/** A form dialog's footer: Cancel (changes nothing) and the submit button, busy while it runs. */
+export function FormDialogFooter(props: {
+  onCancel: () => void;
+  submitId: string;
+  busy: boolean;
+  submitLabel: string;
+}) {
+  return (
+    <footer>
+      <button type="button" class="secondary" onClick={props.onCancel}>
+        {t('cancel')}
+      </button>
+      <button type="submit" id={props.submitId} aria-busy={props.busy}>
+        {props.submitLabel}
+      </button>
+    </footer>
+  );
+}

@@ -9,7 +9,7 @@ import { useAction, useLoad } from '../hooks.js';
 import { Badge, ErrorNote, Notice } from '../components/feedback.js';
 import { Table } from '../components/table.js';
 import { Field } from '../components/form.js';
-import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { ConfirmDialog, FormDialogFooter, Modal } from '../components/dialogs.js';
 import { PageHeader } from '../components/page-header.js';
 
 type Device = Schemas['Device'];
@@ -132,14 +132,12 @@ function AddDevice(props: {
               help={t('deviceEventsHelp')}
             />
             <ErrorNote error={action.error} />
-            <footer>
-              <button type="button" class="secondary" onClick={props.onClose}>
-                {t('cancel')}
-              </button>
-              <button type="submit" id="get-code" aria-busy={action.busy}>
-                {t('getCode')}
-              </button>
-            </footer>
+            <FormDialogFooter
+              onCancel={props.onClose}
+              submitId="get-code"
+              busy={action.busy}
+              submitLabel={t('getCode')}
+            />
           </form>
         ) : (
           <>
@@ -234,14 +232,12 @@ function RenameDevice(props: { session: Session; device: Device; onSaved: () => 
             />
           </Field>
           <ErrorNote error={action.error} />
-          <footer>
-            <button type="button" class="secondary" onClick={props.onClose}>
-              {t('cancel')}
-            </button>
-            <button type="submit" id="rename-save" aria-busy={action.busy}>
-              {t('save')}
-            </button>
-          </footer>
+          <FormDialogFooter
+            onCancel={props.onClose}
+            submitId="rename-save"
+            busy={action.busy}
+            submitLabel={t('save')}
+          />
         </form>
       </article>
     </Modal>
@@ -287,14 +283,12 @@ function DeviceEvents(props: {
             help={t('deviceEventsHelp')}
           />
           <ErrorNote error={action.error} />
-          <footer>
-            <button type="button" class="secondary" onClick={props.onClose}>
-              {t('cancel')}
-            </button>
-            <button type="submit" id="device-events-save" aria-busy={action.busy}>
-              {t('save')}
-            </button>
-          </footer>
+          <FormDialogFooter
+            onCancel={props.onClose}
+            submitId="device-events-save"
+            busy={action.busy}
+            submitLabel={t('save')}
+          />
         </form>
       </article>
     </Modal>

@@ -14,7 +14,7 @@ import type { Session } from '../session.js';
 import { useAction, useLoad, useUrlFilters } from '../hooks.js';
 import { Badge, ErrorNote } from '../components/feedback.js';
 import { Field, formFields } from '../components/form.js';
-import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { ConfirmDialog, FormDialogFooter, Modal } from '../components/dialogs.js';
 import { PageHeader } from '../components/page-header.js';
 
 const PAGE = 50;
@@ -520,14 +520,12 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
                 <input name="document" id="walk-in-document" />
               </Field>
               <ErrorNote error={action.error} />
-              <footer>
-                <button type="button" class="secondary" onClick={() => setWalkIn(false)}>
-                  {t('cancel')}
-                </button>
-                <button type="submit" id="walk-in-submit" aria-busy={action.busy}>
-                  {t('walkInSubmit')}
-                </button>
-              </footer>
+              <FormDialogFooter
+                onCancel={() => setWalkIn(false)}
+                submitId="walk-in-submit"
+                busy={action.busy}
+                submitLabel={t('walkInSubmit')}
+              />
             </form>
           </article>
         </Modal>

@@ -11,7 +11,7 @@ import { useAction, useLoad } from '../hooks.js';
 import { Badge, ErrorNote, Notice } from '../components/feedback.js';
 import { Table } from '../components/table.js';
 import { Field, formFields } from '../components/form.js';
-import { ConfirmDialog, Modal } from '../components/dialogs.js';
+import { ConfirmDialog, FormDialogFooter, Modal } from '../components/dialogs.js';
 import { PageHeader } from '../components/page-header.js';
 
 type Member = Schemas['TeamMember'];
@@ -71,14 +71,12 @@ function InviteDialog(props: { session: Session; onSent: (email: string) => void
             <RoleSelect id="invite-role" roles={rolesFor(props.session.me.role)} value="operator" />
           </Field>
           <ErrorNote error={action.error} />
-          <footer>
-            <button type="button" class="secondary" onClick={props.onClose}>
-              {t('cancel')}
-            </button>
-            <button type="submit" id="invite-send" aria-busy={action.busy}>
-              {t('sendInvitation')}
-            </button>
-          </footer>
+          <FormDialogFooter
+            onCancel={props.onClose}
+            submitId="invite-send"
+            busy={action.busy}
+            submitLabel={t('sendInvitation')}
+          />
         </form>
       </article>
     </Modal>
@@ -115,14 +113,12 @@ function RoleDialog(props: {
             <RoleSelect id="role-choice" roles={rolesFor(props.session.me.role)} value={props.member.role} />
           </Field>
           <ErrorNote error={action.error} />
-          <footer>
-            <button type="button" class="secondary" onClick={props.onClose}>
-              {t('cancel')}
-            </button>
-            <button type="submit" id="role-save" aria-busy={action.busy}>
-              {t('save')}
-            </button>
-          </footer>
+          <FormDialogFooter
+            onCancel={props.onClose}
+            submitId="role-save"
+            busy={action.busy}
+            submitLabel={t('save')}
+          />
         </form>
       </article>
     </Modal>
