@@ -4,6 +4,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { unavailableFaceService } from '../src/infra/face.js';
+import { createLogger } from '../src/infra/logger.js';
+import { provisionTenant } from '../src/modules/tenants/provision.js';
+import { createRuntime } from '../src/runtime.js';
+import { startServer } from '../src/server.js';
 import { createScratchPostgresDatabase } from '../test/support/database.js';
 
 export async function benchEnvironment(name: string, env: Record<string, string>) {
@@ -31,4 +36,38 @@ export async function benchEnvironment(name: string, env: Record<string, string>
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A benchmark's service without the face engine, listening over HTTP, with one tenant (`bench-<name>`)
+ * whose admin is signed in (`auth`); `stop` ends the service and cleans up.
+ */
+export async function startBenchApp(name: string) {
+  const bench = await benchEnvironment(name, { LOG_LEVEL: 'error' });
+  const runtime = await createRuntime(bench.config, {
+    logger: createLogger('error'),
+    face: unavailableFaceService('not needed by this benchmark'),
+  });
+  const server = await startServer(runtime);
+  const stop = async () => {
+    await server.stop(1000);
+    await bench.cleanup();
+  };
+  try {
+    const tenant = await provisionTenant(runtime.deps, {
+      slug: `bench-${name}`,
+      name: `Bench ${name}`,
+      adminEmail: `bench-${name}@example.test`,
+    });
+    const login = await fetch(`${server.url}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
+    });
+    const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+    return { database: bench.database, server, prisma: runtime.deps.db.prisma, tenant, auth, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

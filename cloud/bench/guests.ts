@@ -4,12 +4,7 @@
 // PGlite; full list <= 2 s; empty increment <= 20 ms; (issue 25) search p95 < 150 ms per keystroke.
 // PGlite in a temporary directory, or with BENCH_DATABASE_URL=postgresql://… a scratch database.
 import os from 'node:os';
-import { benchEnvironment } from './bench-environment.js';
-import { unavailableFaceService } from '../src/infra/face.js';
-import { createLogger } from '../src/infra/logger.js';
-import { provisionTenant } from '../src/modules/tenants/provision.js';
-import { createRuntime } from '../src/runtime.js';
-import { startServer } from '../src/server.js';
+import { startBenchApp } from './bench-environment.js';
 
 const IMPORT_ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 10_000);
 const LIST_GUESTS = Number(process.env.BENCH_LIST_GUESTS ?? 50_000);
@@ -19,29 +14,9 @@ const fmt = (n: number) => n.toFixed(1);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
-  const bench = await benchEnvironment('guests', {
-    LOG_LEVEL: 'error',
-  });
-  const { config } = bench;
-  const runtime = await createRuntime(config, {
-    logger: createLogger('error'),
-    face: unavailableFaceService('not needed by this benchmark'),
-  });
-  const server = await startServer(runtime);
-  const { prisma } = runtime.deps.db;
-  console.log(`guests benchmark: ${bench.database}, ${os.cpus().length} cores`);
+  const { database, server, prisma, tenant, auth, stop } = await startBenchApp('guests');
+  console.log(`guests benchmark: ${database}, ${os.cpus().length} cores`);
   try {
-    const tenant = await provisionTenant(runtime.deps, {
-      slug: 'bench-guests',
-      name: 'Bench guests',
-      adminEmail: 'bench-guests@example.test',
-    });
-    const login = await fetch(`${server.url}/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
-    });
-    const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
     const api = async (method: string, url: string, body?: unknown) => {
       const send = () =>
         fetch(server.url + url, {
@@ -166,8 +141,7 @@ async function main(): Promise<void> {
         `p95 ${fmt(sorted[Math.floor(sorted.length * 0.95)]!)} ms, max ${fmt(sorted.at(-1)!)} ms`,
     );
   } finally {
-    await server.stop(1000);
-    await bench.cleanup();
+    await stop();
   }
 }
 

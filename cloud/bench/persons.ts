@@ -5,12 +5,7 @@
 // each page p95 < 300 ms. PGlite in a temporary directory, or with BENCH_DATABASE_URL=postgresql://… a
 // scratch database.
 import os from 'node:os';
-import { benchEnvironment } from './bench-environment.js';
-import { unavailableFaceService } from '../src/infra/face.js';
-import { createLogger } from '../src/infra/logger.js';
-import { provisionTenant } from '../src/modules/tenants/provision.js';
-import { createRuntime } from '../src/runtime.js';
-import { startServer } from '../src/server.js';
+import { startBenchApp } from './bench-environment.js';
 
 const PERSONS = Number(process.env.BENCH_PERSONS ?? 10_000);
 const FIRST_PAGE_REQUESTS = 30;
@@ -43,29 +38,9 @@ const spread = (xs: number[]) => {
 type PersonPage = { items: Array<{ enrolled: boolean }>; nextCursor: string | null; total: number };
 
 async function main(): Promise<void> {
-  const bench = await benchEnvironment('persons', {
-    LOG_LEVEL: 'error',
-  });
-  const { config } = bench;
-  const runtime = await createRuntime(config, {
-    logger: createLogger('error'),
-    face: unavailableFaceService('not needed by this benchmark'),
-  });
-  const server = await startServer(runtime);
-  const { prisma } = runtime.deps.db;
-  console.log(`persons benchmark: ${bench.database}, ${os.cpus().length} cores`);
+  const { database, server, prisma, tenant, auth, stop } = await startBenchApp('persons');
+  console.log(`persons benchmark: ${database}, ${os.cpus().length} cores`);
   try {
-    const tenant = await provisionTenant(runtime.deps, {
-      slug: 'bench-persons',
-      name: 'Bench persons',
-      adminEmail: 'bench-persons@example.test',
-    });
-    const login = await fetch(`${server.url}/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
-    });
-    const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
     /** One request of the Persons page and how long it took, client side. */
     const listPersons = async (query: string) => {
       const send = () => fetch(`${server.url}/v1/persons?${query}`, { headers: auth });
@@ -182,8 +157,7 @@ async function main(): Promise<void> {
         `totals at the last keystroke: ${found.join(', ')}`,
     );
   } finally {
-    await server.stop(1000);
-    await bench.cleanup();
+    await stop();
   }
 }
 
