@@ -14,6 +14,7 @@ import { TEXTS } from '../../console/src/texts.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
+import { textsOn } from '../support/page-language.js';
 import { LAPTOP, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
@@ -83,24 +84,6 @@ const ENGLISH_ONLY: ReadonlySet<string> = (() => {
   }
   return new Set(pairs.filter(([en, pt]) => en !== pt && !en.includes('{')).map(([en]) => en.trim()));
 })();
-
-/** Every text a person reads or hears on the page: text nodes, labels, placeholders and titles. */
-const textsOn = (p: Page) =>
-  p.evaluate<string[]>(`(() => {
-    const out = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const parent = n.parentElement;
-      if (parent && !parent.closest('script, style, code, pre')) out.push((n.textContent ?? '').trim());
-    }
-    for (const el of document.querySelectorAll('[aria-label], [placeholder], [title]')) {
-      for (const a of ['aria-label', 'placeholder', 'title']) {
-        const v = el.getAttribute(a);
-        if (v) out.push(v.trim());
-      }
-    }
-    return out.filter(Boolean);
-  })()`);
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () => {
   beforeAll(async () => {

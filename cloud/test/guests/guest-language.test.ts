@@ -2,8 +2,9 @@
 // language is chosen in, the mails read from a real SMTP server (language, dates written out in the
 // event's time zone, no ISO timestamp, no English word in Portuguese) and the invitation's calendar file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resetMfa, resetPassword } from '../../src/modules/auth/operator.js';
 import { integratorOf } from '../persons/support.js';
-import { PASSWORD } from '../support/identity.js';
+import { bearer, PASSWORD, totp } from '../support/identity.js';
 import {
   decodeMail,
   PUBLIC_URL,
@@ -43,6 +44,16 @@ function partsOf(mail: string): { subject: string; body: string } {
           ).toString('utf8'),
     );
   return { subject, body: rest.join('\n\n') };
+}
+
+/** Each mail's subject and text a person reads (links and addresses left out): no ISO timestamp, no English. */
+function expectPortuguese(mails: string[]) {
+  for (const mail of mails) {
+    const { subject, body } = partsOf(mail);
+    const words = `${subject}\n${body}`.replace(/https?:\/\/\S+/g, '').replace(/\S+@\S+/g, '');
+    expect(words, subject).not.toMatch(ISO_TIMESTAMP);
+    expect(words, `${subject}: ${ENGLISH.exec(words)?.[0]}`).not.toMatch(ENGLISH);
+  }
 }
 
 async function setDefaultLocale(tenantId: string, locale: string) {
@@ -279,13 +290,7 @@ describe('guests in their language', () => {
     mails.push(await waitForMail(app.smtp, email, /portal\/data-exports/, 30_000));
 
     expect(mails).toHaveLength(7);
-    for (const mail of mails) {
-      const { subject, body } = partsOf(mail);
-      // Links carry tokens and the address; what a person reads is the rest.
-      const words = `${subject}\n${body}`.replace(/https?:\/\/\S+/g, '').replace(/\S+@\S+/g, '');
-      expect(words, subject).not.toMatch(ISO_TIMESTAMP);
-      expect(words, `${subject}: ${ENGLISH.exec(words)?.[0]}`).not.toMatch(ENGLISH);
-    }
+    expectPortuguese(mails);
     expect(decodeMail(mails[0]!)).toContain(WHEN_PT);
   }, 60_000);
 
@@ -320,14 +325,59 @@ describe('guests in their language', () => {
     });
     expect(reset.status, reset.text).toBe(200);
     mails.push(await waitForMail(app.smtp, email, /senha/i, 15_000));
-
-    for (const mail of mails) {
-      const { subject, body } = partsOf(mail);
-      const words = `${subject}\n${body}`.replace(/https?:\/\/\S+/g, '').replace(/\S+@\S+/g, '');
-      expect(words, subject).not.toMatch(ISO_TIMESTAMP);
-      expect(words, `${subject}: ${ENGLISH.exec(words)?.[0]}`).not.toMatch(ENGLISH);
-    }
+    expectPortuguese(mails);
   }, 60_000);
+
+  it('writes the mails about a console account’s safety in pt-BR: recovery code used, MFA and password reset by the operator', async () => {
+    const mails: string[] = [];
+    const team = await integratorOf(app);
+    const email = team.tenant.adminEmail;
+    // The console signed in in Portuguese: its mails follow. MFA on, then a recovery code in its place.
+    const first = await app.request('POST', '/v1/auth/login', {
+      body: { email, password: PASSWORD, language: 'pt-BR' },
+    });
+    expect(first.status, first.text).toBe(200);
+    const headers = bearer(first.body.accessToken);
+    const setup = await app.request('POST', '/v1/auth/mfa/setup', { headers });
+    const enabled = await app.request('POST', '/v1/auth/mfa/enable', {
+      headers,
+      body: { code: await totp(setup.body.secret, app.clock.now()) },
+    });
+    expect(enabled.status, enabled.text).toBe(200);
+    app.clock.advance(30_000);
+    const ticket = await app.request('POST', '/v1/auth/login', { body: { email, password: PASSWORD } });
+    expect(ticket.body.mfaRequired, ticket.text).toBe(true);
+    const recovered = await app.request('POST', '/v1/auth/mfa/verify', {
+      body: { mfaTicket: ticket.body.mfaTicket, recoveryCode: enabled.body.recoveryCodes.codes[0] },
+    });
+    expect(recovered.status, recovered.text).toBe(200);
+    mails.push(await waitForMail(app.smtp, email, /código\(s\) de recuperação/));
+    // The operator's `pnpm portico user reset-mfa | reset-password` (the same functions, in process).
+    await resetMfa(app.deps, email);
+    mails.push(await waitForMail(app.smtp, email, /desativou a verificação em duas etapas/, 15_000));
+    await resetPassword({ ...app.deps, publicUrl: PUBLIC_URL }, email);
+    mails.push(await waitForMail(app.smtp, email, /iniciou a redefinição da senha/, 15_000));
+    expectPortuguese(mails);
+  }, 60_000);
+
+  it('writes the self-registration confirmation in the tenant’s pt-BR, its end written out', async () => {
+    const open = await integratorOf(app);
+    const set = await app.request('PATCH', `/v1/tenants/${open.tenantId}/settings`, {
+      headers: open.headers,
+      body: { selfRegistration: 'open_verified', defaultLocale: 'pt-BR' },
+    });
+    expect(set.status, set.text).toBe(200);
+    const { slug } = await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: open.tenantId } });
+    const email = `cadastro${++seq}@example.com`;
+    const registered = await app.request('POST', '/v1/public/onboarding/register', {
+      body: { tenantSlug: slug, name: 'Davi Nunes', document: `D${seq}R`, email },
+    });
+    expect(registered.status, registered.text).toBe(202);
+    const mail = await waitForMail(app.smtp, email, /enroll\?token=/);
+    expect(partsOf(mail).subject).toMatch(/^Confirme seu cadastro em /);
+    expect(decodeMail(mail)).toMatch(/vale até \p{L}+-feira|vale até (sábado|domingo)/u);
+    expectPortuguese([mail]);
+  });
 
   it('offers the invitation as a calendar file: the event in UTC, escaped text, CRLF, a UID per guest and event', async () => {
     await setDefaultLocale(org.tenantId, 'en');

@@ -89,6 +89,16 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
   const EMAIL = 'maria.pages@example.com';
   let org: Awaited<ReturnType<typeof tenantWithPerson>>;
 
+  /** A person of a new tenant with an organisation's name (the pages show it), as the screenshots show it. */
+  async function tenantOf(person: { name: string; document: string; email: string; birthDate?: string }) {
+    const tenant = await tenantWithPerson(app, person);
+    await app.deps.db.prisma.tenant.update({
+      where: { id: tenant.tenantId },
+      data: { name: 'Associação Cultural Aurora' },
+    });
+    return tenant;
+  }
+
   /** A person of a new tenant (so one face never meets a duplicate) and the link their e-mail carries. */
   async function enrollmentLink(person: {
     name: string;
@@ -96,7 +106,7 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
     email: string;
     birthDate?: string;
   }) {
-    const tenant = await tenantWithPerson(app, person);
+    const tenant = await tenantOf(person);
     const sent = await app.request('POST', `/v1/persons/${tenant.personId}/send-enrollment-link`, {
       headers: tenant.keyHeaders,
     });
@@ -143,7 +153,7 @@ describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
   ] as const satisfies readonly [string, RegExp][];
 
   it('self-enrollment: the e-mailed link guides three camera photos (straight, slightly left, slightly right), each retakeable, sent together: the template is made from 3', async () => {
-    org = await tenantWithPerson(app, {
+    org = await tenantOf({
       name: 'Maria Pages',
       document: 'MP-1',
       email: EMAIL,

@@ -27,8 +27,9 @@ import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
 import { birthDateOf, newPersonRow, toPersonWire } from '../persons/wire.js';
 import { organisationOf, savedLanguageOf } from '../guests/locale.js';
-import { personLocale } from '../pages/language.js';
+import { personLocale, writtenWhen } from '../pages/language.js';
 import { createEnrollment } from './enrollment.js';
+import { registrationConfirmMail } from './mails.js';
 import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
 
 /** Public calls are limited per client address (shared by every API process through the database). */
@@ -213,23 +214,23 @@ export function createOnboardingService(
           requestId: meta.requestId,
         });
         if (verified) {
-          const { name: organisation } = await tx.tenant.findUniqueOrThrow({
-            where: { id: tenant.id },
-            select: { name: true },
+          // No event here: the person's saved language, else the tenant's; the end in UTC, named in words.
+          const organisation = await organisationOf(tx, tenant.id);
+          const lang = personLocale({
+            saved: await savedLanguageOf(tx, input.email),
+            tenantDefault: organisation.defaultLocale,
           });
           const link = `${deps.config.publicUrl.replace(/\/$/, '')}/enroll?token=${encodeURIComponent(token.token)}`;
           await enqueueMail(
             tx,
             deps,
-            {
+            registrationConfirmMail(lang, {
               to: input.email,
-              subject: `Confirm your registration at ${organisation}`,
-              text:
-                `Hello ${input.name},\n\nSomeone (we hope you) registered this address at ${organisation} for ` +
-                `check-in. Open this link to confirm it and register your face:\n${link}\n\n` +
-                `The link works once and expires on ${token.expiresAt.toISOString()}.\n` +
-                'If you did not register, ignore this message: nothing more happens without the link.\n',
-            },
+              name: input.name,
+              organisation: organisation.name,
+              link,
+              until: writtenWhen(lang, token.expiresAt, 'UTC', now),
+            }),
             now,
           );
           return {

@@ -51,7 +51,7 @@ async function start() {
               ? notice('ok', t('checkinDone', vars))
               : result === 'already_checked_in'
                 ? notice('ok', t('checkinAlready', vars))
-                : notice('error', t('checkinDenied', { reason })),
+                : notice('error', t('checkinDenied', { reason: t(`reason_${reason}`) })),
           );
         }
         const code = done.data?.code;

@@ -147,6 +147,14 @@ export function formatDate(lang, iso, timeZone) {
   }).format(new Date(iso));
 }
 
+/** A quality score as the language writes it, two decimals: "0.79" in English, "0,79" in Portuguese. */
+export function formatScore(lang, n) {
+  if (n === null || n === undefined || Number.isNaN(Number(n))) return '';
+  return new Intl.NumberFormat(lang, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(
+    Number(n),
+  );
+}
+
 export function render(...nodes) {
   const app = document.getElementById('app');
   app.replaceChildren(...nodes.flat().filter(Boolean));

@@ -1,7 +1,17 @@
 // Self-enrollment from an e-mailed link (`/enroll?token=`): consent, then three photos by default (the
 // camera guides a straight look and small head turns to each side) or one to three chosen files, sent
 // together as `frames`; the service's answer says what to fix, naming the photo when it can.
-import { api, el, header, notice, pageLanguage, problemText, render, translator } from './common.js';
+import {
+  api,
+  el,
+  formatScore,
+  header,
+  notice,
+  pageLanguage,
+  problemText,
+  render,
+  translator,
+} from './common.js';
 
 const token = new URLSearchParams(location.search).get('token') ?? '';
 // The link is checked first: its answer names the organisation and the language the service chose.
@@ -242,7 +252,7 @@ function explain(res) {
   switch (d.code) {
     case 'face_quality_too_low': {
       const n = photoNumber(d);
-      const vars = { n, quality: Number(d.quality).toFixed(2), required: Number(d.required).toFixed(2) };
+      const vars = { n, quality: formatScore(lang, d.quality), required: formatScore(lang, d.required) };
       if (n) refused.add(n - 1);
       return [
         notice('error', n ? t('qualityLowPhoto', vars) : t('qualityLow', vars)),
@@ -305,7 +315,7 @@ async function send() {
     sources.hidden = true;
     for (const button of thumbs.querySelectorAll('button')) button.hidden = true;
     modeButton.hidden = true;
-    const vars = { quality: res.data.quality.toFixed(2), count: res.data.photos };
+    const vars = { quality: formatScore(lang, res.data.quality), count: res.data.photos };
     result.replaceChildren(
       el(
         'p',

@@ -6,6 +6,7 @@ import {
   chooseLanguage,
   el,
   formatDate,
+  formatScore,
   header,
   notice,
   problemText,
@@ -146,7 +147,10 @@ async function dashboard(token) {
               'span',
               { class: 'muted' },
               b.enrolled
-                ? t('enrolled', { date: formatDate(lang, b.enrolledAt), quality: b.quality?.toFixed(2) })
+                ? t('enrolled', {
+                    date: formatDate(lang, b.enrolledAt),
+                    quality: formatScore(lang, b.quality),
+                  })
                 : t('notEnrolled'),
             ),
           ),
