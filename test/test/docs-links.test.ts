@@ -1,22 +1,10 @@
 // Every link between the repository's Markdown pages leads somewhere: a relative link names a file or
 // folder that exists, and its `#anchor` (or an in-page `#anchor`) names a heading of that page, spelled
 // the way GitHub makes heading anchors. Links to the web are not fetched (no network here).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SKIP = new Set(['node_modules', '.git', 'data', 'dist', '.models', 'artifacts']);
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    if (SKIP.has(e.name) || e.name.startsWith('.')) return [];
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) return markdownFiles(full);
-    return e.name.endsWith('.md') ? [full] : [];
-  });
-}
+import { markdownFiles, ROOT } from './markdown-pages.js';
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to dashes, repeats numbered. */
 function anchorsOf(markdown: string): Set<string> {

@@ -18,7 +18,7 @@ import {
 } from '../../cloud/test/support/faces.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const MARKER = '<!-- Run as written by test/test/readme-quickstart.test.ts. -->';
+const MARKER = '<!-- sample: run by test/test/readme-quickstart.test.ts -->';
 
 if (!HAS_LABELLED) console.warn(LABELLED_SKIP_REASON);
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);
