@@ -52,7 +52,7 @@ export function createApp(deps: AppDeps) {
   const openapi = generateOpenApi(registry, deps.config.publicUrl);
 
   app.use(docsRouter(openapi));
-  app.use(pagesRouter());
+  app.use(pagesRouter(deps));
   app.use(consoleRouter());
   app.use(api);
   app.use(notFoundHandler);

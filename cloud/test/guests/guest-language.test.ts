@@ -379,6 +379,97 @@ describe('guests in their language', () => {
     expectPortuguese([mail]);
   });
 
+  it('writes the self-registration confirmation in the browser’s language when the person saved none', async () => {
+    const open = await integratorOf(app);
+    const set = await app.request('PATCH', `/v1/tenants/${open.tenantId}/settings`, {
+      headers: open.headers,
+      body: { selfRegistration: 'open_verified', defaultLocale: 'en' },
+    });
+    expect(set.status, set.text).toBe(200);
+    const { slug } = await app.deps.db.prisma.tenant.findUniqueOrThrow({ where: { id: open.tenantId } });
+    const email = `navegador${++seq}@example.com`;
+    const registered = await app.request('POST', '/v1/public/onboarding/register', {
+      headers: { 'accept-language': 'pt-BR,pt;q=0.9,en;q=0.8' },
+      body: { tenantSlug: slug, name: 'Davi Nunes', document: `D${seq}B`, email },
+    });
+    expect(registered.status, registered.text).toBe(202);
+    const mail = await waitForMail(app.smtp, email, /enroll\?token=/);
+    expect(partsOf(mail).subject).toMatch(/^Confirme seu cadastro em /);
+    expectPortuguese([mail]);
+  });
+
+  it('serves a check-in QR code opened in a browser in the event’s language, its holder’s saved one, the browser’s, the tenant’s', async () => {
+    await setDefaultLocale(org.tenantId, 'pt-BR');
+    const email = `qr${++seq}@example.com`;
+    const person = await app.request('POST', '/v1/persons', {
+      headers: org.keyHeaders,
+      body: { name: 'Caio Prado', email, document: `D${seq}Q` },
+    });
+    expect(person.status, person.text).toBe(201);
+    const identityId = person.body.identityId as string;
+    const qr = await app.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+      headers: org.keyHeaders,
+    });
+    expect(qr.status, qr.text).toBe(201);
+    const visit = async (token: string, headers: Record<string, string> = {}, query = '') => {
+      const res = await app.request('GET', `/v1/public/checkin/qr/${token}${query}`, {
+        headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8', ...headers },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      return res.text;
+    };
+    const PT = ['<html lang="pt-BR">', '<title>Código de check-in</title>', 'Este é um código de check-in'];
+    const EN = ['<html lang="en">', '<title>Check-in code</title>', 'does not check you in'];
+    const expectIn = (html: string, words: string[]) => {
+      for (const w of words) expect(html).toContain(w);
+    };
+
+    expectIn(await visit(qr.body.token), PT); // the tenant's default
+    expectIn(await visit(qr.body.token, { 'accept-language': 'en-GB,en;q=0.9' }), EN); // the browser's
+    // The holder saves Portuguese in their data portal: it wins over the browser and the tenant's English.
+    await setDefaultLocale(org.tenantId, 'en');
+    const { headers } = await signIn(app, email);
+    const saved = await app.request('PATCH', '/v1/me/notification-preferences', {
+      headers,
+      body: { language: 'pt-BR' },
+    });
+    expect(saved.status, saved.text).toBe(200);
+    expectIn(await visit(qr.body.token, { 'accept-language': 'en' }), PT);
+    // Read for an event: the event's own language first.
+    const event = await publishedEvent({ locale: 'en' });
+    expectIn(await visit(qr.body.token, { 'accept-language': 'pt-BR' }, `?eventId=${event.id}`), EN);
+    // A code that names no one: the browser's language. No visit checked anyone in.
+    expectIn(await visit('x'.repeat(43), { 'accept-language': 'pt-BR' }), PT);
+    expect(await app.deps.db.prisma.checkIn.count({ where: { identityId } })).toBe(0);
+  });
+
+  it('names the calendar file after the event, in ASCII, whatever the language', async () => {
+    await setDefaultLocale(org.tenantId, 'pt-BR');
+    const fileOf = async (name: string) => {
+      const created = await app.request('POST', '/v1/events', {
+        headers: org.headers,
+        body: { name, startsAt: STARTS, endsAt: ENDS, timeZone: 'America/Sao_Paulo' },
+      });
+      expect(created.status, created.text).toBe(201);
+      const event = created.body as { id: string; publicToken: string };
+      await app.request('PATCH', `/v1/events/${event.id}/status`, {
+        headers: org.headers,
+        body: { status: 'published' },
+      });
+      const view = await invitation(event, await guestOf(event.id));
+      const res = await fetch(app.url + view.body.calendarUrl);
+      expect(res.status).toBe(200);
+      return res.headers.get('content-disposition');
+    };
+    expect(await fileOf('Noite de Gala')).toBe('attachment; filename="noite-de-gala.ics"');
+    expect(await fileOf('  Sarau São João: 2ª edição!  ')).toBe(
+      'attachment; filename="sarau-sao-joao-2a-edicao.ics"',
+    );
+    // Nothing of the name left in ASCII: the event's day where it takes place.
+    expect(await fileOf('夜会')).toBe('attachment; filename="2026-11-29.ics"');
+  });
+
   it('offers the invitation as a calendar file: the event in UTC, escaped text, CRLF, a UID per guest and event', async () => {
     await setDefaultLocale(org.tenantId, 'en');
     const created = await app.request('POST', '/v1/events', {

@@ -29,6 +29,12 @@ const { TEXTS } = (await import(
 )) as { TEXTS: Dictionary };
 const ENGLISH = englishOnlyWords(TEXTS.en, TEXTS['pt-BR']);
 
+/**
+ * A service code (`internal_error`) read as a word of a sentence: a page shows one only in a `code`
+ * element, which the reader leaves out (it is in no language).
+ */
+const RAW_CODE = /\b[a-z]+(?:_[a-z0-9]+)+\b/;
+
 const EMAIL = 'beatriz.lima@example.com';
 const GUEST_ONLY = 'lia.convidada@example.com';
 
@@ -95,6 +101,23 @@ async function manualCheckin(org: Org, eventId: string, guestId: string) {
   expect(res.status, res.text).toBe(200);
 }
 
+let documents = 0;
+
+/** A person of `org` and their check-in QR code (its link is what a phone opens when it scans it). */
+async function qrCodeOf(org: Org, name: string) {
+  const person = await app.request('POST', '/v1/persons', {
+    headers: org.keyHeaders,
+    body: { name, document: `QR-${++documents}` },
+  });
+  expect(person.status, person.text).toBe(201);
+  const identityId = person.body.identityId as string;
+  const qr = await app.request('GET', `/v1/checkin/identities/${identityId}/qr-token`, {
+    headers: org.keyHeaders,
+  });
+  expect(qr.status, qr.text).toBe(201);
+  return { identityId, url: qr.body.url as string };
+}
+
 /** The e-mailed link on this test server (mails carry PUBLIC_URL). */
 const local = (link: string) => link.replace(PUBLIC_URL, app.url);
 
@@ -121,7 +144,8 @@ async function phone(locale: string) {
   });
   const english: Record<string, string[]> = {};
   const read = async (state: string) => {
-    const left = englishIn([...(await textsOn(page)), ...dialogs.splice(0)], ENGLISH);
+    const texts = [...(await textsOn(page)), ...dialogs.splice(0)];
+    const left = [...englishIn(texts, ENGLISH), ...texts.filter((text) => RAW_CODE.test(text))];
     if (left.length) english[state] = left;
   };
   return { page, read, english, csp };
@@ -163,7 +187,11 @@ describe.skipIf(!HAS_CHROMIUM)('person-facing pages in Portuguese, in Chromium',
     await page.goto(local(rita.confirmUrl));
     await page.locator('#ticket-qr').waitFor();
     expect(await page.locator('html').getAttribute('lang')).toBe('pt-BR');
+    expect(await page.title()).toBe('Convite — Noite de Gala');
     await read('invitation');
+    // The calendar file is named after the event, not "invitation.ics".
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#add-to-calendar')]);
+    expect(download.suggestedFilename()).toBe('noite-de-gala.ics');
     await page.click('#confirm');
     await page.locator('#status .notice').waitFor();
     await read('confirmed');
@@ -304,6 +332,11 @@ describe.skipIf(!HAS_CHROMIUM)('person-facing pages in Portuguese, in Chromium',
         route.fulfill({ status, json: { code, message: code, ...extra } }),
       );
       await sendAndRead(code);
+      // A failure the page has no words for: said in words, its code apart for support staff.
+      if (status === 500) {
+        expect(await page.locator('#result .notice').innerText()).toContain('Algo deu errado.');
+        expect(await page.locator('#result .notice code').innerText()).toBe(code);
+      }
       await page.unroute('**/v1/public/onboarding/enroll');
       // From then on the page asks for the guardian's consent too.
       if (code === 'guardian_consent_required') await page.check('#guardian');
@@ -443,6 +476,88 @@ describe.skipIf(!HAS_CHROMIUM)('person-facing pages in Portuguese, in Chromium',
     expect([...csp, ...lia.csp]).toEqual([]);
   }, 120_000);
 
+  it('reads a check-in QR code opened in a browser in Portuguese; the visit checks no one in', async () => {
+    const qr = await qrCodeOf(aurora, 'Caio Prado');
+    const { page, read, english, csp } = await phone('pt-BR');
+    await page.goto(local(qr.url));
+    await page.locator('h1').waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('pt-BR');
+    expect(await page.title()).toBe('Código de check-in');
+    expect(await page.locator('main').innerText()).toContain('Este é um código de check-in');
+    await read('QR code');
+    await page.context().close();
+    expect(english).toEqual({});
+    expect(csp).toEqual([]);
+    expect(await app.deps.db.prisma.checkIn.count({ where: { identityId: qr.identityId } })).toBe(0);
+  }, 60_000);
+
+  it('serves each page in its language and titled before its script runs: invitation, landing, enrollment, portal', async () => {
+    /** The `<html lang>` and `<title>` of the HTML as served, no script run. */
+    const headOf = async (url: string, acceptLanguage: string) => {
+      const res = await fetch(url, { headers: { accept: 'text/html', 'accept-language': acceptLanguage } });
+      expect(res.status, url).toBe(200);
+      const html = await res.text();
+      return {
+        lang: /<html lang="([^"]*)">/.exec(html)?.[1],
+        title: /<title>([^<]*)<\/title>/.exec(html)?.[1],
+      };
+    };
+    const gala = await eventOf(aurora, { name: 'Noite de Gala' });
+    const rita = await guestOf(aurora, gala.id, 'Rita Lobo', 'rita.lobo@example.com');
+    // The tenant's pt-BR (the event has no language of its own) over an English browser; the page's ?lang=.
+    expect(await headOf(local(rita.confirmUrl), 'en-US,en;q=0.9')).toEqual({
+      lang: 'pt-BR',
+      title: 'Convite — Noite de Gala',
+    });
+    expect(await headOf(`${local(rita.confirmUrl)}?lang=en`, 'pt-BR')).toEqual({
+      lang: 'en',
+      title: 'Invitation — Noite de Gala',
+    });
+    expect(await headOf(local(rita.checkinUrl), 'en')).toEqual({
+      lang: 'pt-BR',
+      title: 'Check-in — Noite de Gala',
+    });
+    // Enrollment has no event: the person's saved language (none here), the browser's, the tenant's.
+    const person = await app.request('POST', '/v1/persons', {
+      headers: aurora.keyHeaders,
+      body: { name: 'Otávio Reis', document: 'OR-1', email: 'otavio@example.com' },
+    });
+    expect(person.status, person.text).toBe(201);
+    const sent = await app.request('POST', `/v1/persons/${person.body.id}/send-enrollment-link`, {
+      headers: aurora.keyHeaders,
+    });
+    expect(sent.status, sent.text).toBe(200);
+    const mail = await waitForMail(app.smtp, 'otavio@example.com', /enroll\?token=/);
+    const enroll = local(/(https:\/\/\S+\/enroll\?token=\S+)/.exec(mail)![1]!);
+    expect(await headOf(enroll, 'pt-BR')).toEqual({
+      lang: 'pt-BR',
+      title: 'Cadastre seu rosto — Associação Cultural Aurora',
+    });
+    expect(await headOf(enroll, 'en')).toEqual({
+      lang: 'en',
+      title: 'Register your face — Associação Cultural Aurora',
+    });
+    // The portal speaks for no one organisation: the browser's language.
+    expect(await headOf(`${app.url}/portal`, 'pt-BR,pt;q=0.9')).toEqual({
+      lang: 'pt-BR',
+      title: 'Meus dados',
+    });
+    expect(await headOf(`${app.url}/portal`, 'en')).toEqual({ lang: 'en', title: 'My data' });
+    expect(await headOf(`${app.url}/portal/delete?token=dl_x`, 'pt-BR')).toEqual({
+      lang: 'pt-BR',
+      title: 'Confirme a exclusão',
+    });
+    // A link that names no one: the browser's language, no event to name.
+    expect(await headOf(`${app.url}/c/${'x'.repeat(32)}`, 'pt-BR')).toEqual({
+      lang: 'pt-BR',
+      title: 'Check-in',
+    });
+    expect(await headOf(`${app.url}/e/${gala.publicToken}/g/${'z'.repeat(32)}`, 'en')).toEqual({
+      lang: 'en',
+      title: 'Invitation',
+    });
+  });
+
   it('finds English on the same pages in English (the check can fail)', async () => {
     const { page, read, english } = await phone('en');
     await page.goto(`${app.url}/portal?lang=en`);
@@ -453,8 +568,12 @@ describe.skipIf(!HAS_CHROMIUM)('person-facing pages in Portuguese, in Chromium',
     await page.goto(`${local(rita.confirmUrl)}?lang=en`);
     await page.locator('#ticket-qr').waitFor();
     await read('invitation');
+    // The QR code's page: no event, no saved language: the browser's English before the tenant's pt-BR.
+    await page.goto(local((await qrCodeOf(aurora, 'Caio Prado')).url));
+    await page.locator('h1').waitFor();
+    await read('QR code');
     await page.context().close();
-    expect(Object.keys(english)).toEqual(['portal sign-in', 'invitation']);
+    expect(Object.keys(english)).toEqual(['portal sign-in', 'invitation', 'QR code']);
     expect(english['invitation']!.length).toBeGreaterThan(5);
   }, 60_000);
 });

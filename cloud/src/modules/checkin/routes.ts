@@ -23,11 +23,14 @@ import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { ActorKind } from '../../http/actor.js';
 import { CHECKIN_LIMITS, createCheckinLimits } from './limits.js';
+import { PAGE_CSP } from '../../http/page-csp.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
 import { createNonceService } from './nonces.js';
 import { requireManager } from '../auth/roles.js';
+import { pageDocument, pageText } from '../pages/document.js';
+import { createPageHeads } from '../pages/heads.js';
 import { tenantBySlug } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
 import { createStepUp } from './step-up.js';
@@ -93,11 +96,6 @@ function linkVisit(req: Request): 'preview' | 'browser' | null {
   return req.accepts(['application/json', 'text/html']) === 'text/html' ? 'browser' : null;
 }
 
-const QR_PAGE =
-  '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex">' +
-  '<title>Check-in code</title></head><body><h1>This is a check-in code</h1>' +
-  '<p>Show it to the scanner at the entrance. Opening this link does not check you in.</p></body></html>';
-
 export function checkinRoutes(deps: AppDeps) {
   const limits = createCheckinLimits(deps);
   const nonces = createNonceService({ db: deps.db, clock: deps.clock, key: deps.secrets.jwtKey });
@@ -105,6 +103,7 @@ export function checkinRoutes(deps: AppDeps) {
   const stepUp = createStepUp(deps);
   const identify = createIdentify(deps, nonces, stepUp);
   const voidCheckin = createCheckinVoid(deps);
+  const heads = createPageHeads(deps);
   /** Identify and step-up per tenant (by slug), across all its callers; a sandbox counts apart. */
   const perTenant = (route: string, slug: string, environment: 'live' | 'sandbox') => ({
     key: `checkin:${route}:tenant:${slug}${environment === 'sandbox' ? ':sandbox' : ''}`,
@@ -456,7 +455,16 @@ export function checkinRoutes(deps: AppDeps) {
         const visit = linkVisit(req);
         if (visit === 'preview') return { status: 204 };
         if (visit === 'browser') {
-          res.status(200).type('html').send(QR_PAGE);
+          // Someone who scanned their code with a phone: what it is, in their language (heads.ts).
+          const { lang, title } = await heads.qrCode(req, params.token, query.eventId);
+          const page = pageDocument({
+            lang,
+            title,
+            content: { heading: pageText(lang, 'qrHeading'), paragraphs: [pageText(lang, 'qrHint')] },
+            noindex: true,
+          });
+          res.setHeader('content-security-policy', PAGE_CSP);
+          res.status(200).type('html').send(page);
           return;
         }
         return {

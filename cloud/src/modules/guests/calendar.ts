@@ -51,6 +51,22 @@ const utc = (d: Date) =>
     .replace(/[-:]/g, '')
     .replace(/\.\d{3}/, '');
 
+/**
+ * The file's name, the same in every language: the event's name as a safe ASCII slug (`Noite de Gala` ->
+ * `noite-de-gala.ics`), else its day where it takes place (a name without a Latin letter or digit).
+ */
+export function calendarFileName(eventName: string, start: Date, timeZone: string): string {
+  const slug = eventName
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 60)
+    .replace(/^-+|-+$/g, '');
+  const day = new Intl.DateTimeFormat('en-CA', { dateStyle: 'short', timeZone }).format(start);
+  return `${slug || day}.ics`;
+}
+
 /** A stable UID: a hash of guest and event, so neither id is disclosed. */
 export function calendarUid(guestId: string, eventId: string, host: string): string {
   const digest = createHash('sha256').update(`${guestId}:${eventId}`).digest('hex').slice(0, 32);

@@ -5,7 +5,7 @@ import QRCode from 'qrcode';
 import type { Branding, GuestInvitation, LinkLanding, PersonLocale } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
-import { notFound } from '../../http/errors.js';
+import { AppError, notFound } from '../../http/errors.js';
 import { createRateLimiter } from '../../http/rate-limit.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import type { Tx } from '../../infra/db/index.js';
@@ -13,7 +13,7 @@ import { createCheckinLimits } from '../checkin/limits.js';
 import { firstName } from '../checkin/record.js';
 import { eventByToken } from '../events/service.js';
 import { writtenWhen } from '../pages/language.js';
-import { guestCalendar } from './calendar.js';
+import { calendarFileName, guestCalendar } from './calendar.js';
 import { guestLocale } from './locale.js';
 import { PUBLIC_GUEST_LIMITS } from './service.js';
 import { guestLinks, toPublicGuest } from './wire.js';
@@ -23,6 +23,30 @@ type Deps = Pick<AppDeps, 'db' | 'clock' | 'config'>;
 export const calendarPath = (eventToken: string, guestToken: string) =>
   `/v1/events/${encodeURIComponent(eventToken)}/guests/${encodeURIComponent(guestToken)}/calendar.ics`;
 
+type Db = AppDeps['db']['prisma'];
+
+/** The event and guest an invitation's two tokens name; null when they name none (or not together). */
+export async function invitationOf(prisma: Db, eventToken: string, guestToken: string) {
+  const event = await eventByToken(prisma as Pick<Tx, 'event'>, eventToken).catch((error: unknown) => {
+    if (error instanceof AppError && error.status === 404) return null;
+    throw error;
+  });
+  if (!event) return null;
+  const guest = await prisma.guest.findUnique({ where: { guestToken } });
+  if (!guest || guest.eventId !== event.id || guest.deletedAt) return null;
+  return { event, guest };
+}
+
+/** The guest a check-in link names, with its event; null when removed, or its event or tenant is gone. */
+export async function guestByLink(prisma: Db, linkToken: string) {
+  const found = await prisma.guest.findUnique({
+    where: { linkToken },
+    include: { event: true, tenant: { select: { status: true } } },
+  });
+  const gone = !found || found.deletedAt || found.event.deletedAt || found.tenant.status !== 'active';
+  return gone ? null : found;
+}
+
 export function createInvitationPage(deps: Deps) {
   const { prisma } = deps.db;
   const limiter = createRateLimiter(deps.db, deps.clock);
@@ -31,10 +55,9 @@ export function createInvitationPage(deps: Deps) {
   /** The event and guest the two tokens name, counted against the address's public reads. */
   async function byTokens(eventToken: string, guestToken: string, meta: RequestMeta) {
     await limiter.enforce(`guests:read:${meta.ip}`, PUBLIC_GUEST_LIMITS.read);
-    const event = await eventByToken(prisma as Pick<Tx, 'event'>, eventToken);
-    const guest = await prisma.guest.findUnique({ where: { guestToken } });
-    if (!guest || guest.eventId !== event.id || guest.deletedAt) throw notFound('Guest');
-    return { event, guest };
+    const found = await invitationOf(prisma, eventToken, guestToken);
+    if (!found) throw notFound('Guest');
+    return found;
   }
 
   return {
@@ -61,14 +84,22 @@ export function createInvitationPage(deps: Deps) {
       };
     },
 
-    /** The invitation as an iCalendar file; 404 while the event has no start (no entry to make). */
-    async calendar(eventToken: string, guestToken: string, meta: RequestMeta): Promise<string> {
+    /**
+     * The invitation as an iCalendar file and its name (the event's); 404 while the event has no start
+     * (no entry to make).
+     */
+    async calendar(
+      eventToken: string,
+      guestToken: string,
+      meta: RequestMeta,
+    ): Promise<{ fileName: string; body: string }> {
       const { event, guest } = await byTokens(eventToken, guestToken, meta);
       if (!event.startsAt) throw notFound('Event date');
       const organisation = (await guestLocale(prisma, event, guest)).organisation;
       const links = guestLinks(deps.config.publicUrl, event, guest);
       const place = [event.venueName, event.venueAddress].filter(Boolean).join(', ');
-      return guestCalendar({
+      const fileName = calendarFileName(event.name, event.startsAt, event.timeZone);
+      const body = guestCalendar({
         guestId: guest.id,
         eventId: event.id,
         host: new URL(deps.config.publicUrl).hostname,
@@ -80,6 +111,7 @@ export function createInvitationPage(deps: Deps) {
         end: event.endsAt,
         stamp: deps.clock.now(),
       });
+      return { fileName, body };
     },
 
     /**
@@ -92,14 +124,7 @@ export function createInvitationPage(deps: Deps) {
       meta: RequestMeta,
       asked: { lang?: PersonLocale; acceptLanguage?: string | null },
     ): Promise<LinkLanding> {
-      const guest = await checkinLimits.lookup(actor, meta.ip, async () => {
-        const found = await prisma.guest.findUnique({
-          where: { linkToken: token },
-          include: { event: true, tenant: { select: { status: true } } },
-        });
-        const gone = !found || found.deletedAt || found.event.deletedAt || found.tenant.status !== 'active';
-        return gone ? null : found;
-      });
+      const guest = await checkinLimits.lookup(actor, meta.ip, () => guestByLink(prisma, token));
       if (!guest) throw notFound('Check-in link');
       const { event } = guest;
       const chosen = await guestLocale(prisma, event, guest, asked.acceptLanguage);

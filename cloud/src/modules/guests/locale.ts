@@ -30,19 +30,36 @@ export async function organisationOf(prisma: Db, tenantId: string) {
   return { name: tenant.name, defaultLocale: tenantSettingsOf(tenant.settings).defaultLocale };
 }
 
+/**
+ * Whom a page or mail speaks to, and for which organisation: the event's language when there is an event
+ * (its own, else the tenant's default), else the person's saved language, the browser's
+ * (`Accept-Language`), the tenant's default.
+ */
+export async function personLocaleOf(
+  prisma: Db,
+  whom: {
+    tenantId: string;
+    event?: { branding: unknown } | null;
+    email: string | null;
+    browser?: string | null;
+  },
+) {
+  const organisation = await organisationOf(prisma, whom.tenantId);
+  const locale = personLocale({
+    event: whom.event ? eventLocale(whom.event.branding, organisation.defaultLocale) : null,
+    saved: await savedLanguageOf(prisma, whom.email),
+    browser: whom.browser,
+    tenantDefault: organisation.defaultLocale,
+  });
+  return { organisation, locale };
+}
+
 /** A guest of an event: the event's language (its own, else the tenant's), their saved one, the browser's. */
-export async function guestLocale(
+export function guestLocale(
   prisma: Db,
   event: { tenantId: string; branding: unknown },
   guest: { email: string | null },
   browser?: string | null,
 ) {
-  const organisation = await organisationOf(prisma, event.tenantId);
-  const locale = personLocale({
-    event: eventLocale(event.branding, organisation.defaultLocale),
-    saved: await savedLanguageOf(prisma, guest.email),
-    browser,
-    tenantDefault: organisation.defaultLocale,
-  });
-  return { organisation, locale };
+  return personLocaleOf(prisma, { tenantId: event.tenantId, event, email: guest.email, browser });
 }

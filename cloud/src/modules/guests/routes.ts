@@ -322,14 +322,15 @@ export function guestRoutes(deps: AppDeps) {
         limited,
       ],
       handler: async ({ params, req, res }) => {
-        const body = await invitationPage.calendar(
+        const { fileName, body } = await invitationPage.calendar(
           params.eventToken,
           params.guestToken,
           requestMeta(req, res),
         );
         res.status(200);
         res.setHeader('content-type', 'text/calendar; charset=utf-8');
-        res.setHeader('content-disposition', 'attachment; filename="invitation.ics"');
+        // ASCII only (calendarFileName), so the plain quoted form is enough.
+        res.setHeader('content-disposition', `attachment; filename="${fileName}"`);
         res.send(body);
       },
     }),

@@ -151,7 +151,8 @@ export function onboardingRoutes(deps: AppDeps) {
         { status: 409, code: 'conflict', description: 'the invitation was already used to register' },
         { status: 429, code: 'rate_limited', description: 'too many registrations from this address' },
       ],
-      handler: async ({ body, req, res }) => onboarding.register(body, requestMeta(req, res)),
+      handler: async ({ body, req, res }) =>
+        onboarding.register(body, requestMeta(req, res), req.get('accept-language') ?? null),
     }),
     defineRoute({
       method: 'post',

@@ -26,8 +26,8 @@ import { getTenantSettings, tenantBySlug } from '../tenants/service.js';
 import { createIdentity, withIdentity } from '../identities/service.js';
 import type { PersonContext } from '../persons/service.js';
 import { birthDateOf, newPersonRow, toPersonWire } from '../persons/wire.js';
-import { organisationOf, savedLanguageOf } from '../guests/locale.js';
-import { personLocale, writtenWhen } from '../pages/language.js';
+import { personLocaleOf } from '../guests/locale.js';
+import { writtenWhen } from '../pages/language.js';
 import { createEnrollment } from './enrollment.js';
 import { registrationConfirmMail } from './mails.js';
 import { consumeToken, issueEnrollmentToken, usableToken } from './tokens.js';
@@ -165,6 +165,7 @@ export function createOnboardingService(
     async register(
       input: RegisterRequest,
       meta: RequestMeta,
+      acceptLanguage: string | null = null,
     ): Promise<{ status: 201; body: RegisterResult } | { status: 202; body: RegistrationPending }> {
       await limit('register', meta.ip);
       const tenant = await tenantBySlug(deps.db, input.tenantSlug);
@@ -214,11 +215,12 @@ export function createOnboardingService(
           requestId: meta.requestId,
         });
         if (verified) {
-          // No event here: the person's saved language, else the tenant's; the end in UTC, named in words.
-          const organisation = await organisationOf(tx, tenant.id);
-          const lang = personLocale({
-            saved: await savedLanguageOf(tx, input.email),
-            tenantDefault: organisation.defaultLocale,
+          // No event here: the person's saved language, the browser's, then the tenant's; the end in
+          // UTC, named in words.
+          const { organisation, locale: lang } = await personLocaleOf(tx, {
+            tenantId: tenant.id,
+            email: input.email,
+            browser: acceptLanguage,
           });
           const link = `${deps.config.publicUrl.replace(/\/$/, '')}/enroll?token=${encodeURIComponent(token.token)}`;
           await enqueueMail(
@@ -259,12 +261,11 @@ export function createOnboardingService(
       await limit('verify', meta.ip);
       const row = await usableToken(prisma, token, deps.clock.now());
       // No event here: the person's saved language, the browser's, then the tenant's default.
-      const organisation = await organisationOf(prisma, row.tenantId);
       const person = await prisma.person.findUnique({ where: { id: row.personId }, select: { email: true } });
-      const locale = personLocale({
-        saved: await savedLanguageOf(prisma, person?.email ?? null),
+      const { organisation, locale } = await personLocaleOf(prisma, {
+        tenantId: row.tenantId,
+        email: person?.email ?? null,
         browser: acceptLanguage,
-        tenantDefault: organisation.defaultLocale,
       });
       return {
         valid: true,

@@ -33,6 +33,9 @@ export function askedLanguage() {
   return asked && LANGUAGES.includes(asked) ? `?lang=${encodeURIComponent(asked)}` : '';
 }
 
+/** The language the service served the page in (its `<html lang>`, with its title), before any choice here. */
+const SERVED = document.documentElement.lang;
+
 export function translator(lang) {
   document.documentElement.lang = lang;
   return (key, vars = {}) =>
@@ -56,6 +59,8 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export function header(t, lang, title) {
+  // The service titled the page in the language it chose; another choice here (one remembered) retitles it.
+  if (lang !== SERVED) document.title = title;
   const link = (code, label) => {
     const url = new URL(location.href);
     url.searchParams.set('lang', code);
@@ -131,11 +136,19 @@ async function waitOut(ms) {
   banner.remove();
 }
 
-/** What to tell the person about a failed call: no connection, too many tries, or the code. */
+/**
+ * What to tell the person about a failed call: no connection, too many tries, or that something went
+ * wrong, with the service's code on a line of its own for support staff (a code, not a word of the
+ * sentence: it is in no language).
+ */
 export function problemText(t, res) {
   if (res.status === 0) return t('networkError');
   if (res.status === 429) return t('rateLimited');
-  return t('genericError', { code: res.data?.code ?? res.status });
+  const code = String(res.data?.code ?? res.status);
+  return [
+    t('genericError'),
+    el('small', { class: 'code' }, t('errorCode'), ' ', el('code', { translate: 'no' }, code)),
+  ];
 }
 
 export function formatDate(lang, iso, timeZone) {

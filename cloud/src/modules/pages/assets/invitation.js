@@ -86,11 +86,12 @@ async function start() {
       place ? el('p', { id: 'where' }, t('where', { place })) : null,
       el('div', { class: 'row' }, confirmButton, declineButton),
       status,
-      // After the answer, and as a link: it is not a third answer to the invitation.
+      // After the answer, and as a link: it is not a third answer to the invitation. The file is named
+      // by the service, after the event.
       guest.calendarUrl
         ? el(
             'a',
-            { id: 'add-to-calendar', class: 'calendar', href: guest.calendarUrl, download: 'invitation.ics' },
+            { id: 'add-to-calendar', class: 'calendar', href: guest.calendarUrl, download: true },
             t('addToCalendar'),
           )
         : null,

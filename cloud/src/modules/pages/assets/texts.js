@@ -4,7 +4,8 @@ export const TEXTS = {
     language: 'Language',
     loading: 'Loading…',
     networkError: 'The service cannot be reached. Check your connection and try again.',
-    genericError: 'Something went wrong ({code}). Try again later.',
+    genericError: 'Something went wrong. Try again later.',
+    errorCode: 'Code for support:',
     waitRetry:
       'Many people are doing this right now. Please wait a few seconds: we will try again by ourselves (in {seconds} s).',
     rateLimited: 'Too many attempts right now. Please wait a minute and try again.',
@@ -170,12 +171,17 @@ export const TEXTS = {
     eventClosed: 'This event is not taking confirmations any more.',
     eventFull: 'This event is full.',
     invitationInvalid: 'This invitation link is not valid.',
+    // A check-in QR code opened in a browser (served by the check-in route, without a script)
+    qrTitle: 'Check-in code',
+    qrHeading: 'This is a check-in code',
+    qrHint: 'Show it to the scanner at the entrance. Opening this link does not check you in.',
   },
   'pt-BR': {
     language: 'Idioma',
     loading: 'Carregando…',
     networkError: 'Não foi possível acessar o serviço. Verifique sua conexão e tente de novo.',
-    genericError: 'Algo deu errado ({code}). Tente mais tarde.',
+    genericError: 'Algo deu errado. Tente mais tarde.',
+    errorCode: 'Código para o suporte:',
     waitRetry:
       'Muitas pessoas estão fazendo isso agora. Aguarde alguns segundos: tentaremos de novo automaticamente (em {seconds} s).',
     rateLimited: 'Muitas tentativas neste momento. Aguarde um minuto e tente de novo.',
@@ -338,5 +344,8 @@ export const TEXTS = {
     eventClosed: 'Este evento não aceita mais confirmações.',
     eventFull: 'Este evento está lotado.',
     invitationInvalid: 'Este link de convite não é válido.',
+    qrTitle: 'Código de check-in',
+    qrHeading: 'Este é um código de check-in',
+    qrHint: 'Mostre-o ao leitor na entrada. Abrir este link não faz o seu check-in.',
   },
 };
