@@ -13,7 +13,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createFaceEngine, EMBEDDING_MODEL_ID, embeddingToBuffer } from '@portico/face-engine';
-import type { Replica } from '@portico/contract';
+import { TENANT_SETTINGS_DEFAULTS, type Replica } from '@portico/contract';
 import { createReplica } from '../../device-agent/src/replica.js';
 import { createSealer } from '../../device-agent/src/sealed.js';
 import { openStore } from '../../device-agent/src/store.js';
@@ -65,7 +65,10 @@ const token = 'ev_bench';
 const policy: Replica['policy'] = {
   tenantId: 't',
   modelId: EMBEDDING_MODEL_ID,
-  matchThreshold: 0.57,
+  matchThreshold: TENANT_SETTINGS_DEFAULTS.matchThreshold,
+  stepUpThreshold: TENANT_SETTINGS_DEFAULTS.stepUpThreshold,
+  probeQualityMin: TENANT_SETTINGS_DEFAULTS.probeQualityMin,
+  stepUpFactors: TENANT_SETTINGS_DEFAULTS.stepUpFactors,
   requireLiveness: true,
   livenessThreshold: 0.5,
   syncCheckinImages: false,
