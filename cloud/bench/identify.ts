@@ -1,6 +1,7 @@
 // Benchmark: check-in by face end to end over HTTP (liveness on, nonces fetched beforehand), with 1k and
 // 100k enrolled templates (synthetic embeddings plus real enrolled photos), at concurrency 1, 4 and 16;
-// and the time from a committed check-in to the first webhook attempt received. Prints figures.
+// and the time from a committed check-in to the first webhook attempt received; beside each round, the
+// face engine alone on the same probes and workers, and the service's share of it. Prints figures.
 // Needs ../shared/faces for the real probe photos. Runs on the embedded PGlite; with
 // BENCH_DATABASE_URL=postgresql://… it runs on a scratch database created (and dropped) on that server.
 import { existsSync } from 'node:fs';
@@ -12,6 +13,7 @@ import { Worker } from 'node:worker_threads';
 import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import { EMBEDDING_DIMENSIONS } from '@portico/face-engine';
 import { benchEnvironment } from './bench-environment.js';
+import type { FaceService } from '../src/infra/face.js';
 import { createLogger } from '../src/infra/logger.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
@@ -61,6 +63,19 @@ function runLoad(data: object): Promise<{ results: LoadResult[]; seconds: number
     worker.once('message', resolve);
     worker.once('error', reject);
   });
+}
+
+/** Seconds for REQUESTS probes straight to the face service, `concurrency` at a time. */
+async function engineAlone(face: FaceService, probes: { frame: string }[], concurrency: number) {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < REQUESTS; i = next++)
+        await face.probe(probes[i % probes.length]!.frame, { liveness: LIVENESS });
+    }),
+  );
+  return (performance.now() - started) / 1000;
 }
 
 async function main() {
@@ -255,6 +270,13 @@ async function main() {
         console.log(
           `                  CPU per identification ${fmt(cpu / REQUESTS)} ms (machine), ` +
             `server event loop busy ${fmt(loop.active / REQUESTS)} ms`,
+        );
+        // The face engine alone, the same probes through the same workers at the same concurrency
+        // (embedding, and the passive liveness model when on): what the service could at most deliver.
+        const engineSeconds = await engineAlone(runtime.deps.face, probes, concurrency);
+        console.log(
+          `                  face engine alone ${fmt(REQUESTS / engineSeconds)} probes/s; ` +
+            `service / engine ${(engineSeconds / seconds).toFixed(2)}`,
         );
       }
 
