@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { integratorOf } from '../../cloud/test/persons/support.js';
-import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR, sharedFaceEngine } from '../../cloud/test/support/faces.js';
+import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR, sharedFaceEngine } from '@portico/test-support/faces';
 import { templateContext } from '../../cloud/src/modules/faces/gallery.js';
 import {
   agentEnv,

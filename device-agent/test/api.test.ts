@@ -3,7 +3,7 @@
 // agent in this process, serving one event.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentProblem, Problem } from '@portico/contract';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { adminOf } from '@portico/test-support/identity';
 import { agentEnv, deviceToken, openEvent, startCloud, until, type Cloud } from '../../test/support/edge.js';
 import { startAgent, type Agent } from '../src/agent.js';
 import { loadAgentConfig } from '../src/config.js';

@@ -5,7 +5,7 @@
 // are not on the machine.
 import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { adminOf } from '@portico/test-support/identity';
 import {
   agentCall,
   agentEnv,

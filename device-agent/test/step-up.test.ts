@@ -11,7 +11,7 @@ import path from 'node:path';
 import { createFaceEngine, EMBEDDING_MODEL_ID, type FaceEngine } from '@portico/face-engine';
 import type { SyncItem } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR } from '../../cloud/test/support/faces.js';
+import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR } from '@portico/test-support/faces';
 import { hashPin } from '../src/pin.js';
 import { startReplicaAgent } from './support/replica-agent.js';
 import { replicaGuest, replicaPage } from './support/replica-page.js';

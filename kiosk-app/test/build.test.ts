@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR } from '../../cloud/test/support/faces.js';
+import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR } from '@portico/test-support/faces';
 import { until } from '../../test/support/edge.js';
 import { buildKiosk } from '../scripts/build.js';
 import { MODEL_SHA256, VISION_FILES } from '../scripts/face-detector-model.js';

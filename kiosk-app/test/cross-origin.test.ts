@@ -7,8 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, HAS_CHROMIUM } from '../../cloud/test/support/chromium.js';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { CHROMIUM, HAS_CHROMIUM } from '@portico/test-support/chromium';
+import { adminOf } from '@portico/test-support/identity';
 import {
   agentCall,
   agentEnv,

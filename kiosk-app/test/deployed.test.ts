@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, HAS_CHROMIUM, writeMjpeg } from '../../cloud/test/support/chromium.js';
+import { CHROMIUM, HAS_CHROMIUM, writeMjpeg } from '@portico/test-support/chromium';
 import { integratorOf } from '../../cloud/test/persons/support.js';
 import {
   base64,
@@ -27,7 +27,7 @@ import {
   LABELLED_SKIP_REASON,
   MODELS_SKIP_REASON,
   sharedFaceEngine,
-} from '../../cloud/test/support/faces.js';
+} from '@portico/test-support/faces';
 import {
   agentCall,
   agentEnv,

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '../../cloud/test/support/chromium.js';
+import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '@portico/test-support/chromium';
 import { isFaceEngineError } from '../../shared/face-engine/src/errors.js';
 import {
   base64,
@@ -21,7 +21,7 @@ import {
   LABELLED_SKIP_REASON,
   MODELS_SKIP_REASON,
   sharedFaceEngine,
-} from '../../cloud/test/support/faces.js';
+} from '@portico/test-support/faces';
 import { bundleUi, startKioskServer, type KioskServer } from '../src/server.js';
 import { framingFix, type FaceBox } from '../src/ui/guide.js';
 import type * as FaceDetectorModule from '../src/ui/face-detector.js';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import QRCode from 'qrcode';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '../../cloud/test/support/chromium.js';
+import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '@portico/test-support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integratorOf } from '../../cloud/test/persons/support.js';
 import {
@@ -27,7 +27,7 @@ import {
   LABELLED_SKIP_REASON,
   MODELS_SKIP_REASON,
   sharedFaceEngine,
-} from '../../cloud/test/support/faces.js';
+} from '@portico/test-support/faces';
 import {
   agentCall,
   agentEnv,

@@ -3,7 +3,7 @@
 // 10,000 decisions queued by an agent while the cloud is away, and how long the backlog takes to drain
 // once it returns.
 import { randomUUID } from 'node:crypto';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { adminOf } from '@portico/test-support/identity';
 import { startAgent } from '../../device-agent/src/agent.js';
 import { loadAgentConfig } from '../../device-agent/src/config.js';
 import { agentEnv, startCloud, until } from '../support/edge.js';

@@ -8,8 +8,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestApp, type TestApp } from '../../cloud/test/support/app.js';
-import { createTestDatabase } from '../../cloud/test/support/database.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { createTestDatabase } from '@portico/test-support/database';
 import type { FaceService } from '../../cloud/src/infra/face.js';
 
 export const INTERNAL_SECRET = 'edge-journey-internal-secret-0123456789';

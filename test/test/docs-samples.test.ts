@@ -19,9 +19,9 @@ import { connect, createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../cloud/test/support/app.js';
-import { HAS_MODELS, MODELS_SKIP_REASON, samePersonPair } from '../../cloud/test/support/faces.js';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { HAS_MODELS, MODELS_SKIP_REASON, samePersonPair } from '@portico/test-support/faces';
+import { adminOf } from '@portico/test-support/identity';
 import { markdownFiles, ROOT } from './markdown-pages.js';
 
 // ---------------------------------------------------------------------------------------------------

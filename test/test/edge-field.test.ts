@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf } from '../../cloud/test/support/identity.js';
+import { adminOf } from '@portico/test-support/identity';
 import {
   agentCall,
   agentEnv,

@@ -11,8 +11,8 @@ import {
   HAS_MODELS,
   LABELLED_DIR,
   sharedFaceEngine,
-} from '../../cloud/test/support/faces.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/support/webhook-receiver.js';
+} from '@portico/test-support/faces';
+import { startWebhookReceiver, type WebhookReceiver } from '@portico/test-support/webhook-receiver';
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import {

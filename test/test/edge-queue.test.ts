@@ -1,8 +1,8 @@
 // The device agent's durable queue with the real cloud: decisions taken offline survive a SIGKILL,
 // drain by themselves when the cloud returns, arrive exactly once, and fire webhooks marked offline.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf } from '../../cloud/test/support/identity.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/support/webhook-receiver.js';
+import { adminOf } from '@portico/test-support/identity';
+import { startWebhookReceiver, type WebhookReceiver } from '@portico/test-support/webhook-receiver';
 import {
   agentCall,
   agentEnv,

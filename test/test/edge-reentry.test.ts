@@ -4,8 +4,8 @@
 // webhooks of uploaded check-ins carry `source`, `late_upload`, `recordedAt` and an `offline` that is
 // true only when the kiosk decided with the cloud down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminOf } from '../../cloud/test/support/identity.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../../cloud/test/support/webhook-receiver.js';
+import { adminOf } from '@portico/test-support/identity';
+import { startWebhookReceiver, type WebhookReceiver } from '@portico/test-support/webhook-receiver';
 import {
   agentCall,
   agentEnv,

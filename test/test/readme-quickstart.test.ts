@@ -15,7 +15,7 @@ import {
   LABELLED_DIR,
   LABELLED_SKIP_REASON,
   MODELS_SKIP_REASON,
-} from '../../cloud/test/support/faces.js';
+} from '@portico/test-support/faces';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MARKER = '<!-- sample: run by test/test/readme-quickstart.test.ts -->';

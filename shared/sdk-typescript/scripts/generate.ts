@@ -3,7 +3,7 @@
 // http://localhost:8080`) it reads that service's /docs-json; without one it starts the service in
 // process on an in-memory database and reads its own.
 import { writeFile } from 'node:fs/promises';
-import { createTestApp } from '../../../cloud/test/support/app.js';
+import { createTestApp } from '@portico/test-support/app';
 import { EVENTS_FILE, eventTypes } from './event-types.js';
 import { GENERATED_FILE, typesFromDocument } from './openapi-types.js';
 import { RESOURCES_PY_FILE, RESOURCES_TS_FILE, resourcesPy, resourcesTs } from './resources.js';

@@ -13,10 +13,10 @@ import mqtt from 'mqtt';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualCheckin, person } from '../../../cloud/test/admin/support.js';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
-import { serviceLogin, tenantLogin } from '../../../cloud/test/support/bus.js';
-import { launchChromium } from '../../../cloud/test/support/chromium.js';
-import { adminOf } from '../../../cloud/test/support/identity.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { serviceLogin, tenantLogin } from '@portico/test-support/bus';
+import { launchChromium } from '@portico/test-support/chromium';
+import { adminOf } from '@portico/test-support/identity';
 
 const sdkDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // An external broker (TEST_MQTT_URL, Mosquitto in CI) has no WebSocket listener of ours to reach.

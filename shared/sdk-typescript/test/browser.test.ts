@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Browser, type Page } from 'playwright-core';
-import { launchChromium } from '../../../cloud/test/support/chromium.js';
+import { launchChromium } from '@portico/test-support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
-import { newTenant, TestClock } from '../../../cloud/test/support/identity.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { newTenant, TestClock } from '@portico/test-support/identity';
 
 const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'src', 'index.ts');
 

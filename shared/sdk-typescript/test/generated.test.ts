@@ -2,7 +2,7 @@
 // a route, a field or an error code changed without `pnpm --filter @portico/sdk generate`.
 import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
-import { createTestApp } from '../../../cloud/test/support/app.js';
+import { createTestApp } from '@portico/test-support/app';
 import { EVENTS_FILE, eventTypes } from '../scripts/event-types.js';
 import { GENERATED_FILE, typesFromDocument } from '../scripts/openapi-types.js';
 import { RESOURCES_PY_FILE, RESOURCES_TS_FILE, resourcesPy, resourcesTs } from '../scripts/resources.js';

@@ -9,14 +9,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FaceEngine } from '@portico/face-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
 import {
   HAS_MODELS,
   MODELS_SKIP_REASON,
   samePersonPair,
   sharedFaceEngine,
-} from '../../../cloud/test/support/faces.js';
-import { adminOf } from '../../../cloud/test/support/identity.js';
+} from '@portico/test-support/faces';
+import { adminOf } from '@portico/test-support/identity';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';

@@ -3,15 +3,15 @@
 // API key and an admin session.
 import type { FaceEngine } from '@portico/face-engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
 import {
   base64,
   HAS_MODELS,
   MODELS_SKIP_REASON,
   samePersonPair,
   sharedFaceEngine,
-} from '../../../cloud/test/support/faces.js';
-import { newTenant } from '../../../cloud/test/support/identity.js';
+} from '@portico/test-support/faces';
+import { newTenant } from '@portico/test-support/identity';
 import { createPortico, type Portico, type PorticoError, type PorticoOptions } from '../src/index.js';
 
 if (!HAS_MODELS) console.warn(MODELS_SKIP_REASON);

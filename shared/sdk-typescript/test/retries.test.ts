@@ -5,8 +5,8 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
-import { adminOf } from '../../../cloud/test/support/identity.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { adminOf } from '@portico/test-support/identity';
 import { createPortico, ok } from '../src/index.js';
 
 let t: TestApp;

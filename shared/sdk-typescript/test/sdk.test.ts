@@ -4,8 +4,8 @@ import type { FaceEngine } from '@portico/face-engine';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotateWebhookSecret } from '../../../cloud/src/modules/webhooks/secret-rotation.js';
-import { createTestApp, type TestApp } from '../../../cloud/test/support/app.js';
-import { serviceLogin } from '../../../cloud/test/support/bus.js';
+import { createTestApp, type TestApp } from '@portico/test-support/app';
+import { serviceLogin } from '@portico/test-support/bus';
 import {
   base64,
   cleanPhotos,
@@ -13,13 +13,13 @@ import {
   MODELS_SKIP_REASON,
   samePersonPair,
   sharedFaceEngine,
-} from '../../../cloud/test/support/faces.js';
-import { newTenant, TestClock } from '../../../cloud/test/support/identity.js';
+} from '@portico/test-support/faces';
+import { newTenant, TestClock } from '@portico/test-support/identity';
 import {
   startWebhookReceiver,
   type ReceivedWebhook,
   type WebhookReceiver,
-} from '../../../cloud/test/support/webhook-receiver.js';
+} from '@portico/test-support/webhook-receiver';
 import {
   constructWebhookEvent,
   createPortico,
