@@ -11,7 +11,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { openSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import { templateContext } from '../src/modules/faces/gallery.js';
 import { newDeviceToken } from '../src/modules/devices/service.js';
 import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createScratchPostgresDatabase } from '../test/support/database.js';
+import { freePort } from '../test/support/net.js';
 
 const OPTIONS = {
   sizes: ['50,200,500', 'fleet sizes (doors) to run, in order'],
@@ -330,17 +330,6 @@ async function seed(url: string, modelId: string, events: number, doors: number)
 
 // ---------------------------------------------------------------------------------------------------
 // The API processes.
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface ApiProcess {
   url: string;

@@ -11,7 +11,6 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +37,7 @@ import {
   until,
   type Cloud,
 } from '../../test/support/edge.js';
+import { freePort } from '@portico/test-support/net';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const DEPLOY = fileURLToPath(new URL('../deploy/', import.meta.url));
@@ -122,14 +122,6 @@ async function startUnit(name: string, env: Record<string, string>) {
     child.once('exit', (code) => reject(new Error(`${name} exited ${code}: ${stderr}`)));
   });
   return { url, child };
-}
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Ends a process group this test started (detached), and waits for its leader. */

@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,7 @@ import { createTestApp, type TestApp } from '@portico/test-support/app';
 import { HAS_MODELS, MODELS_SKIP_REASON, samePersonPair } from '@portico/test-support/faces';
 import { adminOf } from '@portico/test-support/identity';
 import { markdownFiles, ROOT } from './markdown-pages.js';
+import { freePort } from '@portico/test-support/net';
 
 // ---------------------------------------------------------------------------------------------------
 // Blocks and their markers
@@ -592,16 +593,6 @@ const SAMPLE_MODULES: Record<string, string> = {
   mqtt: 'shared/sdk-typescript/node_modules/mqtt',
   tsx: 'node_modules/tsx',
 };
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 interface Started {
   output(): string;

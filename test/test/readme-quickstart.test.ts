@@ -4,7 +4,6 @@
 // says they print is what they print. Needs bash, curl and jq (CI installs jq) and ../shared/faces.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +15,7 @@ import {
   LABELLED_SKIP_REASON,
   MODELS_SKIP_REASON,
 } from '@portico/test-support/faces';
+import { freePort } from '@portico/test-support/net';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MARKER = '<!-- sample: run by test/test/readme-quickstart.test.ts -->';
@@ -35,16 +35,6 @@ async function readmeBlocks(): Promise<string[]> {
       return m[1]!;
     });
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 /** A process with its output gathered; `waitFor` resolves once the output matches. */
 function started(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT) {

@@ -5,7 +5,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import { manualCheckin, person } from '../admin/support.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { serviceLogin, tenantLogin } from '../support/bus.js';
 import { adminOf } from '../support/identity.js';
+import { freePort } from '../support/net.js';
 
 type Admin = Awaited<ReturnType<typeof adminOf>>;
 interface Seen {
@@ -353,11 +353,3 @@ describe.skipIf(!haveMosquitto)('Mosquitto with cloud/deploy/mosquitto', () => {
   busRules('over TCP', mosquittoBroker, (s) => (s as Broker & { tcp: string }).tcp);
   busRules('over WebSocket', mosquittoBroker, (s) => (s as Broker & { ws: string }).ws);
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -3,6 +3,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerPortInUseError, busTopic, createBus, type Bus } from '../../src/infra/bus.js';
 import { createLogger } from '../../src/infra/logger.js';
+import { freePort } from '../support/net.js';
 
 const logger = createLogger('silent');
 // The service's own login, and one tenant login per tenant id (password `pw-{tenantId}`).
@@ -183,11 +184,3 @@ describe('embedded broker', () => {
     }
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

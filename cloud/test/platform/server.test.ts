@@ -8,16 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireDataDirLock } from '../../src/infra/db/lock.js';
+import { freePort } from '../support/net.js';
 
 const cloudDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 function run(script: string, args: string[], env: Record<string, string>) {
   // tsx as a loader in the service's own process (as `pnpm start` runs it): signals reach our handlers.

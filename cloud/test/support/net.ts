@@ -1,0 +1,14 @@
+// A free TCP port on 127.0.0.1 for a process a test starts (the service, a broker, an agent): the
+// kernel picks one, the listener closes, the port is handed on.
+import net from 'node:net';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
