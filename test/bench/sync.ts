@@ -99,7 +99,9 @@ async function eventWithGuests(name: string, count: number) {
   );
   await cloud.up();
   const t1 = performance.now();
-  await until(async () => (await status()).queueLength === 0, 600_000, 'drain');
+  // A poll can meet a kept-alive socket the agent has just closed (ECONNRESET on a loaded machine): it
+  // counts as not drained yet; a dead agent still ends in the timeout.
+  await until(async () => (await status().catch(() => null))?.queueLength === 0, 600_000, 'drain');
   const drained = (performance.now() - t1) / 1000;
   const rows = await cloud.app.deps.db.prisma.checkIn.count({ where: { eventId: event.id } });
   console.log(

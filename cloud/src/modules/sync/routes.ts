@@ -11,7 +11,8 @@ import type { AppDeps } from '../../deps.js';
 import { requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createDeviceService } from '../devices/service.js';
-import { createSyncService } from './service.js';
+import { syncBatch } from './batch.js';
+import { eventReplica } from './replica.js';
 
 const TAG = 'Sync';
 const DEVICE_ONLY =
@@ -20,7 +21,6 @@ const DEVICE_ONLY =
   'to the device’s tenant. ';
 
 export function syncRoutes(deps: AppDeps) {
-  const sync = createSyncService(deps);
   const devices = createDeviceService(deps);
   return [
     defineRoute({
@@ -47,7 +47,7 @@ export function syncRoutes(deps: AppDeps) {
       body: SyncBatchRequest,
       responses: { 200: { description: 'One result per item', schema: SyncBatchResult } },
       handler: async ({ actor, body, req, res }) => {
-        const results = await sync.batch(actor, body.items, requestMeta(req, res));
+        const results = await syncBatch(deps, actor, body.items, requestMeta(req, res));
         await devices.recordSync(actor, body.queueLength);
         return { status: 200, body: results };
       },
@@ -78,7 +78,7 @@ export function syncRoutes(deps: AppDeps) {
       ],
       handler: async ({ actor, params, query }) => ({
         status: 200,
-        body: await sync.replica(actor, params.token, query),
+        body: await eventReplica(deps, actor, params.token, query),
       }),
     }),
     defineRoute({
