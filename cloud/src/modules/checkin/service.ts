@@ -12,6 +12,7 @@ import type { RequestMeta } from '../../http/request-context.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
 import { createCheckinLimits } from './limits.js';
+import { activeQrCode } from './qr-code.js';
 import { firstName, loadEvent, recordCheckin } from './record.js';
 import type { EventRow } from './rules.js';
 
@@ -193,23 +194,11 @@ export function createCheckinService(deps: Deps) {
       // A code that resolves to nothing counts against the caller's unknown tokens (guessing); a known
       // one is limited per code and per event, not per address (a venue's guests share one).
       const row = await limits.lookup(actor, ctx.ip, async () => {
-        const found = await prisma.checkinToken.findUnique({
-          where: { tokenHash: hashToken(token) },
-          include: {
-            identity: { select: { personId: true, status: true } },
-            tenant: { select: { status: true, settings: true } },
-          },
-        });
-        // A suspended tenant's codes count as unknown, like its slug on the other public routes; so do
-        // another tenant's for a caller of a tenant.
-        const unknown =
-          !found ||
-          found.kind !== 'qr' ||
-          found.revokedAt ||
-          found.identity.status !== 'active' ||
-          found.tenant.status !== 'active' ||
-          ('tenantId' in actor && actor.tenantId && actor.tenantId !== found.tenantId);
-        return unknown ? null : found;
+        const found = await activeQrCode(prisma, token);
+        // Another tenant's code counts as unknown for a caller of a tenant.
+        const otherTenant =
+          found && 'tenantId' in actor && actor.tenantId && actor.tenantId !== found.tenantId;
+        return otherTenant ? null : found;
       });
       if (!row) throw notFound('QR token');
       // The event asked for keys the event's counter before it is looked up: an unknown one is a 404

@@ -6,8 +6,8 @@ import { PERSON_LOCALES, type PersonLocale } from '@portico/contract';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../http/errors.js';
-import { hashToken } from '../../infra/crypto.js';
 import { createCheckinLimits } from '../checkin/limits.js';
+import { activeQrCode } from '../checkin/qr-code.js';
 import { personLocaleOf } from '../guests/locale.js';
 import { guestByLink, invitationOf } from '../guests/invitation-page.js';
 import { usableToken } from '../onboarding/tokens.js';
@@ -132,22 +132,7 @@ export function createPageHeads(deps: Deps) {
      * (`eventId`), else its holder's saved language, the browser's, the tenant's default.
      */
     async qrCode(req: Request, token: string, eventId: string | undefined): Promise<PageHead> {
-      const code = await lookup(req, async () => {
-        const found = await prisma.checkinToken.findUnique({
-          where: { tokenHash: hashToken(token) },
-          include: {
-            identity: { select: { status: true, person: { select: { email: true } } } },
-            tenant: { select: { status: true } },
-          },
-        });
-        const known =
-          found &&
-          found.kind === 'qr' &&
-          !found.revokedAt &&
-          found.identity.status === 'active' &&
-          found.tenant.status === 'active';
-        return known ? found : null;
-      });
+      const code = await lookup(req, () => activeQrCode(prisma, token));
       const event =
         code && eventId
           ? await prisma.event.findFirst({
