@@ -38,6 +38,22 @@ export async function benchEnvironment(name: string, env: Record<string, string>
   };
 }
 
+/** A tenant `bench-<name>` provisioned on `deps`, and its admin signed in over HTTP at `url` (`auth`). */
+export async function signedInTenant(deps: Parameters<typeof provisionTenant>[0], url: string, name: string) {
+  const tenant = await provisionTenant(deps, {
+    slug: `bench-${name}`,
+    name: `Bench ${name}`,
+    adminEmail: `bench-${name}@example.test`,
+  });
+  const login = await fetch(`${url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
+  });
+  const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+  return { tenant, auth };
+}
+
 /**
  * A benchmark's service without the face engine, listening over HTTP, with one tenant (`bench-<name>`)
  * whose admin is signed in (`auth`); `stop` ends the service and cleans up.
@@ -54,17 +70,7 @@ export async function startBenchApp(name: string) {
     await bench.cleanup();
   };
   try {
-    const tenant = await provisionTenant(runtime.deps, {
-      slug: `bench-${name}`,
-      name: `Bench ${name}`,
-      adminEmail: `bench-${name}@example.test`,
-    });
-    const login = await fetch(`${server.url}/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
-    });
-    const auth = { authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}` };
+    const { tenant, auth } = await signedInTenant(runtime.deps, server.url, name);
     return { database: bench.database, server, prisma: runtime.deps.db.prisma, tenant, auth, stop };
   } catch (err) {
     await stop();

@@ -12,10 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { FACE_LINE_DEFAULTS } from '@portico/checkin-policy';
 import { EMBEDDING_DIMENSIONS } from '@portico/face-engine';
-import { benchEnvironment } from './bench-environment.js';
+import { benchEnvironment, signedInTenant } from './bench-environment.js';
 import type { FaceService } from '../src/infra/face.js';
 import { createLogger } from '../src/infra/logger.js';
-import { provisionTenant } from '../src/modules/tenants/provision.js';
 import { createRuntime } from '../src/runtime.js';
 import { startServer } from '../src/server.js';
 import { seedEnrolled } from '../test/support/seed-gallery.js';
@@ -98,19 +97,7 @@ async function main() {
 
   try {
     for (const size of GALLERIES) {
-      const tenant = await provisionTenant(runtime.deps, {
-        slug: `bench-${size}`,
-        name: `Bench ${size}`,
-        adminEmail: `bench-${size}@example.test`,
-      });
-      const login = await fetch(`${server.url}/v1/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: tenant.adminEmail, password: tenant.adminPassword }),
-      });
-      const admin = {
-        authorization: `Bearer ${((await login.json()) as { accessToken: string }).accessToken}`,
-      };
+      const { tenant, auth: admin } = await signedInTenant(runtime.deps, server.url, String(size));
       // A kiosk's server calls identify with the tenant's API key (anonymous callers are refused by
       // default, tenant setting identifyCallers), with a fresh nonce as a public kiosk would.
       const application = await fetch(`${server.url}/v1/applications`, {
