@@ -9,8 +9,9 @@ export default defineConfig({
     maxWorkers: 2,
     // Each worker imports the cloud, Prisma and ONNX once, not once per file: every file starts its
     // own service, database and engine and closes them, and leaves no global behind (fake timers,
-    // environment and PATH are restored in the file). Measured 2026-11-26 on 2 cores: the whole run
-    // 15.9 min instead of 18.4, module import 26 s instead of 455 s of worker time.
+    // environment and PATH are restored in the file). Measured 2026-11-26 on 2 cores, one run each,
+    // both sharing the machine with other work: the whole run 15.9 min instead of 18.4, module import
+    // 26 s instead of 455 s of worker time.
     isolate: false,
   },
 });
