@@ -78,7 +78,7 @@ export function startWorkers(deps: AppDeps): { stop(): Promise<void> } {
       name: 'jobs',
       pollMs: POLL_MS,
       runOnce: async () => (await privacy.purgeExpiredExports()) > 0 || (await jobs.runOnce()),
-      subscribe,
+      subscribe: (wake) => subscribe(wake, 'jobs'),
       logger: deps.logger,
     }),
     startWorkerLoop({

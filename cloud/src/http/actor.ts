@@ -1,6 +1,14 @@
 // Who is calling. One middleware resolves every request into exactly one Actor; each route declares
 // which kinds it accepts, and services scope every query by the actor's tenant.
-import type { ApiScope, Environment } from '@portico/contract';
+import type { ApiScope, Environment, TenantSettings } from '@portico/contract';
+
+/** What an API key's call knows of its tenant without reading it again. */
+export interface KeyTenant {
+  /** The slug of the tenant's public paths: its own, or its live tenant's for a sandbox. */
+  publicSlug: string;
+  settings: TenantSettings;
+  faceModelId: string | null;
+}
 
 // `tenantId` is the tenant whose data the call acts on: for a sandbox call (a `pk_test_` key, an admin
 // session with the sandbox switch) the live tenant's sandbox, a tenant of its own (modules/sandbox), so
@@ -28,6 +36,8 @@ export type Actor =
       keyId: string;
       environment: Environment;
       scopes: readonly ApiScope[];
+      /** The key's tenant as read with the key: the slug of its public paths and its settings. */
+      tenant: KeyTenant;
     }
   | { kind: 'portal'; accountId: string; sessionId: string }
   | { kind: 'device'; tenantId: string; deviceId: string }

@@ -11,6 +11,7 @@ import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
 import { newId, type Database, type Tx } from '../../infra/db/index.js';
+import { tenantSettingsOf } from '../tenants/settings.js';
 import type { ApiKey, Application } from '../../generated/prisma/client.js';
 
 export type Environment = 'sandbox' | 'live';
@@ -46,21 +47,47 @@ export async function issueApiKey(
 
 const invalidKey = () => new AppError(401, 'invalid_api_key', 'The API key is unknown, revoked or rotated');
 
-/** Resolves an integrator key into its actor; unknown, revoked and rotated keys are 401 `invalid_api_key`. */
+interface KeyRow {
+  id: string;
+  tenant_id: string;
+  application_id: string;
+  status: string;
+  scopes: string[];
+  last_used_at: Date | null;
+  environment: string;
+  application_deleted: boolean;
+  tenant_status: string;
+  settings: unknown;
+  face_model_id: string | null;
+  public_slug: string;
+}
+
+/**
+ * Resolves an integrator key into its actor, with its tenant's settings (one statement: a check-in by
+ * key reads nothing else about its tenant); unknown, revoked and rotated keys are 401 `invalid_api_key`.
+ */
 export async function authenticateApiKey(
   deps: { db: Database; clock: Clock },
   key: string,
 ): Promise<ActorOf<'apiKey'>> {
   if (!KEY_SHAPE.test(key)) throw invalidKey();
-  const row = await deps.db.prisma.apiKey.findUnique({
-    where: { keyHash: hashToken(key) },
-    include: { application: true, tenant: { select: { status: true } } },
-  });
-  if (!row || row.status !== 'active' || row.application.deletedAt || row.tenant.status !== 'active') {
+  // A sandbox's public paths use its live tenant's slug (tenants/service.ts `tenantBySlug`).
+  const [row] = await deps.db.prisma.$queryRaw<KeyRow[]>`
+    SELECT k.id, k.tenant_id, k.application_id, k.status, k.scopes, k.last_used_at,
+           a.environment, a.deleted_at IS NOT NULL AS application_deleted,
+           t.status AS tenant_status, t.settings, t.face_model_id,
+           COALESCE(live.slug, t.slug) AS public_slug
+      FROM api_keys k
+      JOIN applications a ON a.id = k.application_id
+      JOIN tenants t ON t.id = k.tenant_id
+      LEFT JOIN tenants live ON live.id = t.sandbox_of_id
+     WHERE k.key_hash = ${hashToken(key)}`;
+  if (!row || row.status !== 'active' || row.application_deleted || row.tenant_status !== 'active') {
     throw invalidKey();
   }
   const now = deps.clock.now();
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
+  const lastUsed = row.last_used_at ? new Date(row.last_used_at).getTime() : null;
+  if (lastUsed === null || now.getTime() - lastUsed >= LAST_USED_RESOLUTION_MS) {
     // Conditional so concurrent processes write once; an optimisation, never a reason to fail the call.
     await deps.db.prisma.apiKey
       .updateMany({
@@ -77,12 +104,17 @@ export async function authenticateApiKey(
   }
   return {
     kind: 'apiKey',
-    tenantId: row.tenantId,
-    liveTenantId: row.tenantId,
-    applicationId: row.applicationId,
+    tenantId: row.tenant_id,
+    liveTenantId: row.tenant_id,
+    applicationId: row.application_id,
     keyId: row.id,
-    environment: row.application.environment as Environment,
+    environment: row.environment as Environment,
     scopes: scopesOf(row),
+    tenant: {
+      publicSlug: row.public_slug,
+      settings: tenantSettingsOf(row.settings),
+      faceModelId: row.face_model_id,
+    },
   };
 }
 

@@ -13,14 +13,14 @@ import type { IdentifyResult, TenantSettings } from '@portico/contract';
 import { cosineSimilarity } from '@portico/face-engine';
 import type { AppDeps } from '../../deps.js';
 import type { ActorOf } from '../../http/actor.js';
-import { AppError, notFound } from '../../http/errors.js';
+import { AppError } from '../../http/errors.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import { newId } from '../../infra/db/index.js';
 import { insertRow } from '../../infra/db/statements.js';
 import { embeddingOf, frameBytes } from '../../infra/face.js';
 import type { StoredImage } from '../../infra/image-store.js';
 import { createTemplateRefresh } from '../faces/template-refresh.js';
-import { tenantBySlug } from '../tenants/service.js';
+import { tenantForCaller } from '../tenants/service.js';
 import { createEventGuestPersons } from './event-guests.js';
 import { SAME_PERSON_MIN_COSINE } from '../onboarding/enrollment.js';
 import type { NonceChallenge, NonceService } from './nonces.js';
@@ -197,12 +197,7 @@ export function createIdentify(
     input: IdentifyInput,
     meta: RequestMeta,
   ) {
-    const tenant = await tenantBySlug(
-      deps.db,
-      tenantSlug,
-      actor.kind === 'apiKey' ? actor.tenantId : undefined,
-    );
-    if (actor.kind === 'apiKey' && actor.tenantId !== tenant.id) throw notFound('Tenant');
+    const tenant = await tenantForCaller(deps.db, tenantSlug, actor);
     const { settings } = tenant;
     // Anyone holding a photo of an enrolled person could check them in: callers without credentials
     // only where the tenant allows them, before any face work.

@@ -6,7 +6,6 @@ import { API_KEY_CHECKINS_MAX } from '@portico/contract';
 import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { createRateLimiter, rateLimited, type Limit, type RateLimitRule } from '../../http/rate-limit.js';
-import { getTenantSettings } from '../tenants/service.js';
 
 const MINUTE = 60_000;
 
@@ -64,11 +63,10 @@ export function createCheckinLimits(deps: Deps) {
   const missKey = (actor: Actor, ip: string) => `checkin:unknown-token:${callerKey(actor, ip)}`;
 
   /** The caller's own limit on `route`: per key (the tenant's setting), per device or user, or per address. */
-  async function callerLimit(route: string, actor: Actor, ip: string): Promise<Limit> {
+  function callerLimit(route: string, actor: Actor, ip: string): Limit {
     const key = `checkin:${route}:${callerKey(actor, ip)}`;
     if (actor.kind === 'apiKey') {
-      const settings = await getTenantSettings(deps.db, actor.tenantId);
-      return { key, rule: { limit: settings.apiKeyCheckinsPerMinute, windowMs: MINUTE } };
+      return { key, rule: { limit: actor.tenant.settings.apiKeyCheckinsPerMinute, windowMs: MINUTE } };
     }
     if (actor.kind === 'public') return { key, rule: CHECKIN_LIMITS.perAddress };
     return { key, rule: CHECKIN_LIMITS.perDeviceOrUser };
@@ -77,7 +75,7 @@ export function createCheckinLimits(deps: Deps) {
   return {
     /** Counts one call of the caller on `route` (and `also`, e.g. the tenant's), in one statement. */
     async caller(route: string, actor: Actor, ip: string, ...also: Limit[]): Promise<void> {
-      await limiter.enforceAll([await callerLimit(route, actor, ip), ...also]);
+      await limiter.enforceAll([callerLimit(route, actor, ip), ...also]);
     },
 
     /**

@@ -41,15 +41,12 @@ export function createNonceService(deps: { db: Database; clock: Clock; key: Uint
         throw invalid('is not valid');
       const now = deps.clock.now();
       if (Number(exp) * 1000 <= now.getTime()) throw invalid('has expired');
-      const { count } = await deps.db.prisma.livenessNonce.updateMany({
-        where: { id, tenantId, usedAt: null, expiresAt: { gt: now } },
-        data: { usedAt: now },
-      });
-      if (count !== 1) throw invalid('was already used');
-      const row = await deps.db.prisma.livenessNonce.findUniqueOrThrow({
-        where: { id },
-        select: { challenge: true },
-      });
+      // Spent and read in one statement: no row back means unknown, another tenant's, used or expired.
+      const [row] = await deps.db.prisma.$queryRaw<{ challenge: string }[]>`
+        UPDATE liveness_nonces SET used_at = ${now}
+         WHERE id = ${id} AND tenant_id = ${tenantId} AND used_at IS NULL AND expires_at > ${now}
+        RETURNING challenge`;
+      if (!row) throw invalid('was already used');
       return row.challenge as NonceChallenge;
     },
   };

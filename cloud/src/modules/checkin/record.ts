@@ -201,7 +201,7 @@ export async function recordCheckin(
     else result = admitted(null);
     await prisma.$executeRaw(write(result));
   }
-  deps.outbox.notify();
+  deps.outbox.notify('events');
 
   return {
     checkInId,

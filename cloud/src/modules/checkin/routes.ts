@@ -31,7 +31,7 @@ import { createNonceService } from './nonces.js';
 import { requireManager } from '../auth/roles.js';
 import { pageDocument, pageText } from '../pages/document.js';
 import { createPageHeads } from '../pages/heads.js';
-import { tenantBySlug } from '../tenants/service.js';
+import { tenantForCaller } from '../tenants/service.js';
 import { createCheckinService } from './service.js';
 import { createStepUp } from './step-up.js';
 import { createCheckinVoid } from './void.js';
@@ -136,11 +136,7 @@ export function checkinRoutes(deps: AppDeps) {
       handler: async ({ params, actor, req, res }) => {
         const meta = requestMeta(req, res);
         await limits.caller('challenge', actor, meta.ip);
-        const tenant = await tenantBySlug(
-          deps.db,
-          params.tenantSlug,
-          actor.kind === 'public' ? undefined : actor.tenantId,
-        );
+        const tenant = await tenantForCaller(deps.db, params.tenantSlug, actor);
         // A caller without credentials, where the tenant takes them, gets an active challenge.
         const challenge =
           actor.kind === 'public' && tenant.settings.identifyCallers === 'anonymous_with_challenge'

@@ -12,7 +12,7 @@ import { hashToken, safeEqual } from '../../infra/crypto.js';
 import { newId } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { tenantBySlug } from '../tenants/service.js';
+import { tenantForCaller } from '../tenants/service.js';
 import { firstName, loadEvent, recordCheckin, type RecordedCheckin } from './record.js';
 import type { EventRow } from './rules.js';
 
@@ -168,9 +168,8 @@ export function createStepUp(deps: Deps) {
     request: StepUpRequest,
     meta: RequestMeta,
   ): Promise<RecordedCheckin> {
-    const callerTenant = actor.kind === 'public' ? undefined : actor.tenantId;
-    const tenant = await tenantBySlug(deps.db, tenantSlug, callerTenant);
-    if (callerTenant && callerTenant !== tenant.id) throw notFound('Tenant');
+    const tenant = await tenantForCaller(deps.db, tenantSlug, actor);
+    if (actor.kind !== 'public' && actor.tenantId !== tenant.id) throw notFound('Tenant');
     const { settings } = tenant;
     const attempt = await prisma.stepUpAttempt.findFirst({ where: { id: attemptId, tenantId: tenant.id } });
     if (!attempt) throw notFound('Step-up attempt');

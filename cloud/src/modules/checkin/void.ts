@@ -103,7 +103,7 @@ export function createCheckinVoid(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox'>
       await emitEvent(tx, { tenantId, name: 'checkin.voided', data, at: now, settings });
       return { checkInId: row.id, eventId: row.eventId, voidedAt: now.toISOString(), reason, guest };
     });
-    deps.outbox.notify();
+    deps.outbox.notify('events');
     return result;
   };
 }

@@ -465,6 +465,6 @@ export async function syncBatch(deps: Deps, actor: ActorOf<'device'>, items: unk
     const note = notes.get(item.clientId);
     if (note && results[at]?.status === 'accepted') results[at] = { ...results[at], detail: note };
   }
-  deps.outbox.notify();
+  deps.outbox.notify('events');
   return { results: results as ItemResult[] };
 }

@@ -2,6 +2,7 @@
 // them over TENANT_SETTINGS_DEFAULTS (settings.ts), so a new default reaches every tenant that did not override it.
 import type { TenantSettings, TenantSettingsPatch, Tenant as TenantWire } from '@portico/contract';
 import type { Prisma, Tenant } from '../../generated/prisma/client.js';
+import type { Actor } from '../../http/actor.js';
 import { AppError, invalidFields, notFound } from '../../http/errors.js';
 import type { Database } from '../../infra/db/index.js';
 import { recordAudit, type AuditEntry } from '../audit/record.js';
@@ -39,6 +40,19 @@ export async function tenantBySlug(db: Db, slug: string, callerTenantId?: string
   const tenant = rows.find((t) => t.sandboxOfId !== null) ?? rows[0];
   if (!tenant || tenant.status !== 'active') throw notFound('Tenant');
   return { id: tenant.id, settings: tenantSettingsOf(tenant.settings), faceModelId: tenant.faceModelId };
+}
+
+/**
+ * The tenant a public path's slug names for its caller: for an API key, its own tenant as read with the
+ * key (no second read; any other slug is 404); for other callers `tenantBySlug`, a credential's sandbox
+ * included.
+ */
+export async function tenantForCaller(db: Db, slug: string, actor: Actor) {
+  if (actor.kind === 'apiKey') {
+    if (actor.tenant.publicSlug !== slug) throw notFound('Tenant');
+    return { id: actor.tenantId, settings: actor.tenant.settings, faceModelId: actor.tenant.faceModelId };
+  }
+  return tenantBySlug(db, slug, 'tenantId' in actor ? actor.tenantId : undefined);
 }
 
 export interface TenantContext {
