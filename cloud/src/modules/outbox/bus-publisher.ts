@@ -34,14 +34,14 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
                  FOR UPDATE SKIP LOCKED) due
          WHERE e.id = due.id
         RETURNING e.id, e.payload, e.bus_attempts`;
-      // In order, so a subscriber sees a tenant's events in the order they happened.
+      // In order, so a subscriber sees a tenant's events in the order they happened; the published
+      // ones are marked together after the batch (one statement: if the process dies before it, their
+      // leases run out and they are published again, as a broker's at-least-once allows).
+      const published: string[] = [];
       for (const row of rows) {
         try {
           await deps.bus.publish(row.payload);
-          await prisma.outboxEvent.update({
-            where: { id: row.id },
-            data: { busPublishedAt: deps.clock.now(), lockedUntil: null },
-          });
+          published.push(row.id);
         } catch (err) {
           const backoff = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (row.bus_attempts - 1));
           await prisma.outboxEvent.update({
@@ -53,6 +53,12 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
             'bus publish failed',
           );
         }
+      }
+      if (published.length > 0) {
+        await prisma.outboxEvent.updateMany({
+          where: { id: { in: published } },
+          data: { busPublishedAt: deps.clock.now(), lockedUntil: null },
+        });
       }
       return rows.length === BATCH;
     },

@@ -64,12 +64,14 @@ interface ClaimedRow {
   secret: string;
   /** The previous secret during a rotation's overlap window, else null. */
   previous_secret: string | null;
+  /** Rows that were due at the claim, claimed or not (the same on every row). */
+  due: number;
 }
 
 export interface WebhookDispatcher {
   /** Claims what is due into the free slots of the pool and starts it; the pool wakes the loop again. */
   runOnce(): Promise<boolean>;
-  /** Calls `listener` whenever a delivery finishes (a slot is free). */
+  /** Calls `listener` when a delivery finishes (a slot is free) and the last claim left rows due. */
   subscribe(listener: () => void): () => void;
   /** Waits for the deliveries in flight. */
   drain(): Promise<void>;
@@ -85,6 +87,12 @@ export function createWebhookDispatcher(deps: {
   const { prisma } = deps.db;
   const inFlight = new Set<Promise<void>>();
   const listeners = new Set<() => void>();
+  /**
+   * Whether the last claim left due rows behind (pool full, tenants at their allowance): a finished
+   * delivery then wakes the loop to claim again. After a claim that took everything due, new rows wake
+   * it through the outbox signal, so a finished delivery costs no empty claim.
+   */
+  let leftBehind = true;
 
   let lastSweep = 0;
 
@@ -148,7 +156,8 @@ export function createWebhookDispatcher(deps: {
                 (SELECT payload FROM outbox_events e WHERE e.id = d.outbox_event_id) AS payload,
                 encode(t.webhook_secret_enc, 'base64') AS secret,
                 CASE WHEN t.webhook_secret_prev_until > ${now}
-                     THEN encode(t.webhook_secret_prev_enc, 'base64') END AS previous_secret`;
+                     THEN encode(t.webhook_secret_prev_enc, 'base64') END AS previous_secret,
+                (SELECT count(*)::int FROM ranked) AS due`;
   }
 
   /** The delivery is for a URL the tenant no longer has: recorded as cancelled, nothing is sent. */
@@ -302,7 +311,7 @@ export function createWebhookDispatcher(deps: {
       })
       .finally(() => {
         inFlight.delete(running);
-        listeners.forEach((l) => l());
+        if (leftBehind) listeners.forEach((l) => l());
       });
     inFlight.add(running);
   }
@@ -311,7 +320,10 @@ export function createWebhookDispatcher(deps: {
     async runOnce() {
       const free = POOL_SIZE - inFlight.size;
       if (free <= 0) return false;
-      (await claim(deps.clock.now(), free)).forEach(start);
+      const rows = await claim(deps.clock.now(), free);
+      // Nothing claimed: what is due may wait for a slot (or nothing is due), as far as this run knows.
+      leftBehind = rows.length === 0 || rows[0]!.due > rows.length;
+      rows.forEach(start);
       // Whatever was left (pool full, tenants at their allowance) is claimed when a delivery finishes.
       return false;
     },
