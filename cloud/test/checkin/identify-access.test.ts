@@ -127,4 +127,31 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)('identify: who sees the scores, an
     expect(anonymous.status).toBe(400);
     expect(anonymous.body.code).toBe('invalid_nonce');
   });
+  it('reads the key’s tenant with the key, as it is at that call: its settings changed apply to the next call, and another tenant’s slug is 404 on the challenge and identify', async () => {
+    await settings({ requireLiveness: false, identifyCallers: 'credentialed' });
+    const frame = await photo('bbt/amy/amy4.png');
+    const before = await identify({ frame }, key);
+    expect(before.body.outcome, before.text).toBe('success');
+    // The threshold raised above any score: the very next call decides with it.
+    await settings({ matchThreshold: 0.999, stepUpThreshold: 0.999 });
+    const after = await identify({ frame }, key);
+    expect(after.status, after.text).toBe(200);
+    expect(after.body.threshold).toBe(0.999);
+    expect(after.body.outcome).toBe('denied');
+    await settings({ matchThreshold: before.body.threshold, stepUpThreshold: before.body.threshold });
+    // The key is its tenant's only: another tenant's public paths do not know it.
+    const other = await adminOf(t);
+    const checkins = await t.deps.db.prisma.checkIn.count();
+    const nonce = await t.request('GET', `/v1/public/checkin/${other.tenant.slug}/liveness/challenge`, {
+      headers: key,
+    });
+    expect(nonce.status).toBe(404);
+    const elsewhere = await t.request('POST', `/v1/public/checkin/${other.tenant.slug}/identify`, {
+      body: { frame },
+      headers: key,
+    });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.code).toBe('not_found');
+    expect(await t.deps.db.prisma.checkIn.count()).toBe(checkins);
+  });
 });
