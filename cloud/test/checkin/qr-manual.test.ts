@@ -224,7 +224,10 @@ describe('liveness challenge', () => {
     const res = await t.request('GET', `/v1/public/checkin/${slug}/liveness/challenge`);
     expect(res.status).toBe(200);
     expect(res.body.challenge).toBe('passive');
-    expect(res.body.nonce.split('.')).toHaveLength(3);
+    // Id, expiry, challenge and MAC: issuing one writes nothing (the row is written when it is used).
+    expect(res.body.nonce.split('.')).toHaveLength(4);
+    expect(res.body.nonce.split('.')[2]).toBe('passive');
+    expect(await t.deps.db.prisma.livenessNonce.count()).toBe(0);
     expect(Date.parse(res.body.expiresAt) - clock.now().getTime()).toBe(120_000);
     expect((await t.request('GET', '/v1/public/checkin/no-such-tenant/liveness/challenge')).status).toBe(404);
   });
@@ -253,19 +256,19 @@ describe('liveness challenge', () => {
       status: 400,
       code: 'invalid_nonce',
     });
-    const [id, exp, mac] = (await issue()).split('.');
-    await expect(nonces.consume(tenantId, `${id}.${exp}.forged`)).rejects.toMatchObject({
+    const [id, exp, challenge, mac] = (await issue()).split('.');
+    await expect(nonces.consume(tenantId, `${id}.${exp}.${challenge}.forged`)).rejects.toMatchObject({
       code: 'invalid_nonce',
     });
-    // Its own MAC with the expiry pushed back: the expiry is signed too.
-    await expect(nonces.consume(tenantId, `${id}.${Number(exp) + 3600}.${mac}`)).rejects.toMatchObject({
-      code: 'invalid_nonce',
-    });
+    // Its own MAC with the expiry pushed back, or another action asked: expiry and challenge are signed.
+    for (const altered of [`${id}.${Number(exp) + 3600}.${challenge}.${mac}`, `${id}.${exp}.blink.${mac}`]) {
+      await expect(nonces.consume(tenantId, altered)).rejects.toMatchObject({ code: 'invalid_nonce' });
+    }
     // Another nonce's MAC on this id: the MAC binds the id.
     await expect(
-      nonces.consume(tenantId, `${id}.${exp}.${(await issue()).split('.')[2]}`),
+      nonces.consume(tenantId, `${id}.${exp}.${challenge}.${(await issue()).split('.')[3]}`),
     ).rejects.toMatchObject({ code: 'invalid_nonce' });
-    await expect(nonces.consume(tenantId, `${id}.${exp}.${mac}`)).resolves.toEqual(expect.any(String));
+    await expect(nonces.consume(tenantId, `${id}.${exp}.${challenge}.${mac}`)).resolves.toBe('passive');
     const other = await adminOf(t);
     await expect(nonces.consume(other.tenant.tenantId, await issue())).rejects.toMatchObject({
       code: 'invalid_nonce',

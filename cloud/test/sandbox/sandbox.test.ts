@@ -265,10 +265,22 @@ describe('sandbox', () => {
     const noncesOf = (tenantId: string) => t.deps.db.prisma.livenessNonce.count({ where: { tenantId } });
     const before = { live: await noncesOf(live.tenantId), sandbox: await noncesOf(sandbox.id) };
     const path = `/v1/public/checkin/${live.tenant.slug}/liveness/challenge`;
-    expect((await t.request('GET', path)).status).toBe(200);
-    expect((await t.request('GET', path, { headers: testKey })).status).toBe(200);
-    expect(await noncesOf(live.tenantId)).toBe(before.live + 1);
+    const liveNonce = await t.request('GET', path);
+    const sandboxNonce = await t.request('GET', path, { headers: testKey });
+    expect([liveNonce.status, sandboxNonce.status]).toEqual([200, 200]);
+    // A nonce is its tenant's (a row is written when it is used): the sandbox key spends the sandbox's
+    // and is refused the live tenant's.
+    const identify = (nonce: string) =>
+      t.request('POST', `/v1/public/checkin/${live.tenant.slug}/identify`, {
+        body: { frame: 'aGVsbG8=', nonce },
+        headers: testKey,
+      });
+    const refused = await identify(liveNonce.body.nonce);
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('invalid_nonce');
+    expect((await identify(sandboxNonce.body.nonce)).body.code).not.toBe('invalid_nonce');
     expect(await noncesOf(sandbox.id)).toBe(before.sandbox + 1);
+    expect(await noncesOf(live.tenantId)).toBe(before.live);
     // The sandbox's own slug in the table is no public path.
     const bySandboxSlug = await t.request('GET', `/v1/public/checkin/${sandbox.slug}/liveness/challenge`);
     expect(bySandboxSlug.status).toBe(404);

@@ -1,5 +1,8 @@
-// Liveness nonces: `<id>.<expiresAtSeconds>.<hmac>`. The HMAC makes forgeries fail without a database
-// read; the row makes each nonce single-use across every API process.
+// Liveness nonces: `<id>.<expiresAtSeconds>.<challenge>.<hmac>`, the HMAC over the tenant, id, expiry
+// and challenge. Issuing one writes nothing: a challenge costs no database statement, and callers
+// cannot fill a table by asking for challenges. Forgeries and another tenant's nonces fail the HMAC,
+// expired ones their time, and the row written when a nonce is used (its id the primary key) makes
+// each nonce single-use across every API process.
 import { createHmac } from 'node:crypto';
 import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Clock } from '../../infra/clock.js';
@@ -12,8 +15,10 @@ export const NONCE_TTL_MS = 120_000;
 /** What the nonce asks: `passive` (one frame), or an active action judged over several frames. */
 export type NonceChallenge = 'passive' | ChallengeAction;
 
+const CHALLENGES: readonly NonceChallenge[] = ['passive', 'blink', 'turn_head'];
+
 export interface NonceService {
-  issue(tenantId: string, challenge?: NonceChallenge): Promise<{ nonce: string; expiresAt: Date }>;
+  issue(tenantId: string, challenge?: NonceChallenge): { nonce: string; expiresAt: Date };
   /**
    * Marks the nonce used and answers what it asked; throws 400 `invalid_nonce` when it is forged,
    * expired, another tenant's or used.
@@ -22,32 +27,34 @@ export interface NonceService {
 }
 
 export function createNonceService(deps: { db: Database; clock: Clock; key: Uint8Array }): NonceService {
-  const sign = (payload: string) =>
-    createHmac('sha256', deps.key).update(`liveness-nonce:${payload}`).digest('base64url');
+  const sign = (tenantId: string, payload: string) =>
+    createHmac('sha256', deps.key).update(`liveness-nonce:${tenantId}.${payload}`).digest('base64url');
   const invalid = (why: string) =>
     new AppError(400, 'invalid_nonce', `Liveness nonce ${why}; request a new challenge`);
 
   return {
-    async issue(tenantId, challenge = 'passive') {
-      const id = newId();
+    issue(tenantId, challenge = 'passive') {
       const expiresAt = new Date(deps.clock.now().getTime() + NONCE_TTL_MS);
-      await deps.db.prisma.livenessNonce.create({ data: { id, tenantId, challenge, expiresAt } });
-      const payload = `${id}.${Math.floor(expiresAt.getTime() / 1000)}`;
-      return { nonce: `${payload}.${sign(`${tenantId}.${payload}`)}`, expiresAt };
+      const payload = `${newId()}.${Math.floor(expiresAt.getTime() / 1000)}.${challenge}`;
+      return { nonce: `${payload}.${sign(tenantId, payload)}`, expiresAt };
     },
     async consume(tenantId, nonce) {
-      const [id, exp, mac] = nonce.split('.');
-      if (!id || !exp || !mac || !safeEqual(mac, sign(`${tenantId}.${id}.${exp}`)))
-        throw invalid('is not valid');
+      const [id, exp, challenge, mac, ...rest] = nonce.split('.');
+      if (!id || !exp || !challenge || !mac || rest.length > 0) throw invalid('is not valid');
+      if (!safeEqual(mac, sign(tenantId, `${id}.${exp}.${challenge}`))) throw invalid('is not valid');
+      const asked = CHALLENGES.find((c) => c === challenge);
+      if (!asked) throw invalid('is not valid');
       const now = deps.clock.now();
-      if (Number(exp) * 1000 <= now.getTime()) throw invalid('has expired');
-      // Spent and read in one statement: no row back means unknown, another tenant's, used or expired.
-      const [row] = await deps.db.prisma.$queryRaw<{ challenge: string }[]>`
-        UPDATE liveness_nonces SET used_at = ${now}
-         WHERE id = ${id} AND tenant_id = ${tenantId} AND used_at IS NULL AND expires_at > ${now}
-        RETURNING challenge`;
-      if (!row) throw invalid('was already used');
-      return row.challenge as NonceChallenge;
+      const expiresAt = new Date(Number(exp) * 1000);
+      if (!(expiresAt > now)) throw invalid('has expired');
+      // Spent in one statement: the row exists already when the nonce was used before.
+      const spent = await deps.db.prisma.$queryRaw<{ id: string }[]>`
+        INSERT INTO liveness_nonces (id, tenant_id, challenge, expires_at, used_at, created_at)
+        VALUES (${id}, ${tenantId}, ${asked}, ${expiresAt}, ${now}, ${now})
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id`;
+      if (spent.length === 0) throw invalid('was already used');
+      return asked;
     },
   };
 }

@@ -142,7 +142,7 @@ export function checkinRoutes(deps: AppDeps) {
           actor.kind === 'public' && tenant.settings.identifyCallers === 'anonymous_with_challenge'
             ? CHALLENGE_ACTIONS[randomInt(CHALLENGE_ACTIONS.length)]!
             : 'passive';
-        const { nonce, expiresAt } = await nonces.issue(tenant.id, challenge);
+        const { nonce, expiresAt } = nonces.issue(tenant.id, challenge);
         return { status: 200, body: { nonce, expiresAt: expiresAt.toISOString(), challenge } };
       },
     }),
