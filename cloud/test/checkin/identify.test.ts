@@ -8,6 +8,7 @@ import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminOf, bearer } from '../support/identity.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { recordCheckin } from '../../src/modules/checkin/record.js';
 import { serviceLogin } from '../support/bus.js';
 import {
   base64,
@@ -117,6 +118,32 @@ describe.skipIf(!HAS_LABELLED || !HAS_MODELS)(`identify by face (real photos fro
     expect(res.body.score).toBeLessThan(0.57);
     const webhook = await receiver.waitForBody((b) => b.data.checkInId === res.body.checkInId);
     expect(webhook).toMatchObject({ event: 'checkin.denied', data: { personId: null } });
+  });
+
+  it('writes a recognised check-in without reading the person again, and answers 404 with nothing recorded when the person was erased after the search', async () => {
+    // The search confirmed the template an instant before; the person row is read back with the
+    // check-in's own statement. Erased in between (by another process), the statement's foreign key fails.
+    const attempt = (personId: string) =>
+      recordCheckin(t.deps, {
+        tenantId: admin.tenant.tenantId,
+        method: 'facial',
+        verdict: 'recognised',
+        personId,
+        personKnown: true,
+        event: null,
+        actor: { kind: 'public' },
+      });
+    const recorded = await attempt(amyId);
+    expect(recorded).toMatchObject({ outcome: 'success', person: { id: amyId, displayName: 'Amy' } });
+    const gone = await t.request('POST', '/v1/persons', {
+      body: { name: 'Gone Soon', document: 'DOC-GONE' },
+      headers: admin.headers,
+    });
+    expect(gone.status, gone.text).toBe(201);
+    await t.deps.db.prisma.person.delete({ where: { id: gone.body.id } });
+    const before = await t.deps.db.prisma.checkIn.count();
+    await expect(attempt(gone.body.id)).rejects.toMatchObject({ status: 404, code: 'not_found' });
+    expect(await t.deps.db.prisma.checkIn.count()).toBe(before);
   });
 
   it('keeps no frame of a refused identification (no face, not an image)', async () => {

@@ -27,6 +27,16 @@ export type Tx = Prisma.TransactionClient;
 export const isUniqueViolation = (error: unknown): boolean =>
   (error as { code?: string } | null)?.code === 'P2002';
 
+/** The foreign key a raw statement violated (its constraint's name), if that is why it failed. */
+export function violatedForeignKey(error: unknown): string | undefined {
+  const cause = (
+    error as {
+      meta?: { driverAdapterError?: { cause?: { kind?: string; constraint?: { index?: string } } } };
+    }
+  )?.meta?.driverAdapterError?.cause;
+  return cause?.kind === 'ForeignKeyConstraintViolation' ? cause.constraint?.index : undefined;
+}
+
 export interface Database {
   prisma: PrismaClient;
   kind: 'pglite' | 'postgres';

@@ -19,10 +19,14 @@ export const jsonb = (value: unknown): Prisma.Sql => Prisma.sql`${JSON.stringify
 /**
  * Several inserts as one statement (data-modifying CTEs run once each, to completion, whatever the
  * outer query reads; foreign keys are checked at the end of the statement, so a row may reference one
- * inserted beside it). Run it with `$executeRaw`.
+ * inserted beside it). Run it with `$executeRaw`; with `outer` (a query whose rows come back: it reads
+ * the tables as they were before the inserts), with `$queryRaw`.
  */
-export function oneStatement(inserts: Prisma.Sql[]): Prisma.Sql {
+export function oneStatement(inserts: Prisma.Sql[], outer?: Prisma.Sql): Prisma.Sql {
   if (inserts.length === 0) throw new Error('oneStatement: nothing to insert');
-  const ctes = inserts.slice(0, -1).map((insert, i) => Prisma.sql`${Prisma.raw(`w${i}`)} AS (${insert})`);
-  return ctes.length === 0 ? inserts[0]! : Prisma.sql`WITH ${Prisma.join(ctes)} ${inserts.at(-1)!}`;
+  const last = outer ?? inserts.at(-1)!;
+  const ctes = (outer ? inserts : inserts.slice(0, -1)).map(
+    (insert, i) => Prisma.sql`${Prisma.raw(`w${i}`)} AS (${insert})`,
+  );
+  return ctes.length === 0 ? last : Prisma.sql`WITH ${Prisma.join(ctes)} ${last}`;
 }

@@ -118,6 +118,8 @@ export function createIdentify(
       method: 'facial',
       verdict,
       personId,
+      // The gallery's search just confirmed the template against the table.
+      personKnown: true,
       event: admitted.event,
       deviceId: input.deviceId,
       location: input.location,

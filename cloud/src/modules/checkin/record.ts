@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { newId } from '../../infra/db/index.js';
+import { newId, violatedForeignKey } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
@@ -31,6 +31,12 @@ export interface CheckinAttempt {
    */
   verdict: 'recognised' | 'not_recognised' | 'liveness_failed' | 'step_up_failed';
   personId: string | null;
+  /**
+   * `personId` is the tenant's and existed an instant ago (the tenant's face gallery confirmed its
+   * template in the search's own read): without an event it is not read again; its name comes back with
+   * the check-in's statement, and a person erased meanwhile fails that statement's foreign key (404).
+   */
+  personKnown?: boolean;
   identityId?: string | null;
   /** The event the check-in names, loaded with `loadEvent` (null: none). */
   event: EventRow | null;
@@ -108,13 +114,18 @@ export async function recordCheckin(
   const { synced } = attempt;
   const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
   const { event } = attempt;
-  const person = attempt.personId
-    ? await prisma.person.findFirst({
-        where: { id: attempt.personId, tenantId: attempt.tenantId },
-        select: { id: true, name: true },
-      })
+  // The person is read first unless the gallery vouches for it and no event's rules need it.
+  const known = attempt.personKnown === true && attempt.personId !== null && !event;
+  let person: { id: string; name: string | null } | null = known
+    ? { id: attempt.personId!, name: null }
     : null;
-  if (attempt.personId && !person) throw notFound('Person');
+  if (attempt.personId && !known) {
+    person = await prisma.person.findFirst({
+      where: { id: attempt.personId, tenantId: attempt.tenantId },
+      select: { id: true, name: true },
+    });
+    if (!person) throw notFound('Person');
+  }
   const geofence: z.infer<typeof GeofenceStatus> = geofenceStatus(
     event,
     attempt.location,
@@ -135,7 +146,7 @@ export async function recordCheckin(
     geofenceStatus: geofence,
     stepUp: attempt.stepUp ?? null,
   };
-  const write = ({ outcome, reason }: Decision) =>
+  const write = ({ outcome, reason }: Decision, outer?: Prisma.Sql) =>
     oneStatement(
       checkinInserts({
         checkInId,
@@ -157,6 +168,7 @@ export async function recordCheckin(
         flags,
         ...(synced && { synced: { deviceId: synced.deviceId, decidedOffline: synced.decidedOffline } }),
       }),
+      outer,
     );
   const admitted = (reason: Decision['reason']): Decision => admission(reason, geofence);
 
@@ -199,7 +211,17 @@ export async function recordCheckin(
     else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
-    await prisma.$executeRaw(write(result));
+    if (known) {
+      try {
+        const [row] = await prisma.$queryRaw<{ name: string }[]>(
+          write(result, Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}`),
+        );
+        person!.name = row?.name ?? '';
+      } catch (error) {
+        if (violatedForeignKey(error)?.endsWith('_person_id_fkey')) throw notFound('Person');
+        throw error;
+      }
+    } else await prisma.$executeRaw(write(result));
   }
   deps.outbox.notify('events');
 
@@ -210,7 +232,7 @@ export async function recordCheckin(
     method: attempt.method,
     person:
       person && attempt.verdict === 'recognised'
-        ? { id: person.id, displayName: firstName(person.name) }
+        ? { id: person.id, displayName: firstName(person.name ?? '') }
         : null,
     eventId: facts.eventId,
     score: facts.score,
