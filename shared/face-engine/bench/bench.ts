@@ -123,15 +123,23 @@ function search(): void {
   const sizes = quick ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
   console.log('\n1:N search, 512-d synthetic templates, probes at cosine 0.5 to a random template');
   console.log(
-    '  size       build s  exact p50  exact p99   fast p50   fast p99  fast CPU p99  recall@1(fast=exact)  exact=source',
+    '  size       build s  exact p50  exact p99   fast p50   fast p99  fast CPU p99  recall@1(fast=exact)  exact=source  index MB  process RSS MB',
   );
   const scratch = new Float32Array(512);
   const noise = new Float32Array(512);
   for (const size of sizes) {
+    // The index's own memory: what its build added to the heap and to array buffers (its rows), the
+    // previous size's index collected first where the runtime lets a script ask (node --expose-gc).
+    (globalThis as { gc?: () => void }).gc?.();
+    const memoryBefore = process.memoryUsage();
     const t0 = performance.now();
     const index = new FaceIndex({ initialCapacity: size });
     for (let i = 0; i < size; i++) index.add(`t${i}`, template(i, scratch));
     const build = (performance.now() - t0) / 1000;
+    (globalThis as { gc?: () => void }).gc?.();
+    const memory = process.memoryUsage();
+    const indexMb =
+      (memory.heapUsed + memory.arrayBuffers - memoryBefore.heapUsed - memoryBefore.arrayBuffers) / 2 ** 20;
     const queries = size >= 1_000_000 ? 100 : 500;
     const exactTimes: number[] = [];
     const fastTimes: number[] = [];
@@ -155,7 +163,7 @@ function search(): void {
       if (exact.id === `t${source}`) exactRight++;
     }
     console.log(
-      `  ${String(size).padEnd(9)} ${build.toFixed(1).padStart(7)} ${ms(percentile(exactTimes, 50))}   ${ms(percentile(exactTimes, 99))}   ${ms(percentile(fastTimes, 50))}   ${ms(percentile(fastTimes, 99))}  ${ms(percentile(fastCpu, 99))}     ${(agree / queries).toFixed(4).padStart(10)} (${queries} q)  ${(exactRight / queries).toFixed(4)}`,
+      `  ${String(size).padEnd(9)} ${build.toFixed(1).padStart(7)} ${ms(percentile(exactTimes, 50))}   ${ms(percentile(exactTimes, 99))}   ${ms(percentile(fastTimes, 50))}   ${ms(percentile(fastTimes, 99))}  ${ms(percentile(fastCpu, 99))}     ${(agree / queries).toFixed(4).padStart(10)} (${queries} q)  ${(exactRight / queries).toFixed(4)}  ${indexMb.toFixed(0).padStart(8)}  ${(memory.rss / 2 ** 20).toFixed(0).padStart(14)}`,
     );
   }
 }
