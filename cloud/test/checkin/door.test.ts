@@ -165,6 +165,21 @@ describe('the door: manual guest check-in, void, guest search, attendance', () =
     expect((await checkIn(eventId, second.id)).body).toMatchObject({ outcome: 'success', reason: null });
   });
 
+  it('gives the last places to exactly as many of a burst of concurrent guests, whichever database', async () => {
+    // Eight guests at once for three places: each decision reads the admissions under the event's lock
+    // after the previous holder committed, so no two take the same place.
+    const eventId = await event(t, admin.tenant.tenantId, { capacity: 3 });
+    const guests = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => guest(eventId, { name: `Rush ${i}` })),
+    );
+    const answers = await Promise.all(guests.map((g) => checkIn(eventId, g.id)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    const outcomes = answers.map((a) => a.body.reason ?? a.body.outcome).sort();
+    expect(outcomes).toEqual([...Array(5).fill('capacity_reached'), ...Array(3).fill('success')]);
+    const arrived = await t.deps.db.prisma.guest.count({ where: { eventId, status: 'checked_in' } });
+    expect(arrived).toBe(3);
+  });
+
   it('lets the guest in again under reentry refuse once the admission is voided, and the invitation link works again', async () => {
     const eventId = await event(t, admin.tenant.tenantId, { reentry: 'refuse' });
     const g = await guest(eventId, { name: 'Dora', status: 'confirmed' });

@@ -7,13 +7,13 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { newId, violatedForeignKey } from '../../infra/db/index.js';
+import { newId, violatedForeignKey, type Tx } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
 import { admission, isAdmitted, syncFlags, type Reentry } from '@portico/checkin-policy';
-import { eventRules, geofenceStatus, type EventRow } from './rules.js';
+import { eventState, geofenceStatus, type EventRow } from './rules.js';
 
 interface Decision {
   outcome: CheckinResult['outcome'];
@@ -33,8 +33,8 @@ export interface CheckinAttempt {
   personId: string | null;
   /**
    * `personId` is the tenant's and existed an instant ago (the tenant's face gallery confirmed its
-   * template in the search's own read): without an event it is not read again; its name comes back with
-   * the check-in's statement, and a person erased meanwhile fails that statement's foreign key (404).
+   * template in the search's own read): it is not read again; its name comes back with the check-in's
+   * statement, and a person erased meanwhile fails that statement's foreign key (404).
    */
   personKnown?: boolean;
   identityId?: string | null;
@@ -114,8 +114,8 @@ export async function recordCheckin(
   const { synced } = attempt;
   const settings = attempt.settings ?? (await getTenantSettings(deps.db, attempt.tenantId));
   const { event } = attempt;
-  // The person is read first unless the gallery vouches for it and no event's rules need it.
-  const known = attempt.personKnown === true && attempt.personId !== null && !event;
+  // The person is read first unless the gallery vouches for it.
+  const known = attempt.personKnown === true && attempt.personId !== null;
   let person: { id: string; name: string | null } | null = known
     ? { id: attempt.personId!, name: null }
     : null;
@@ -146,7 +146,8 @@ export async function recordCheckin(
     geofenceStatus: geofence,
     stepUp: attempt.stepUp ?? null,
   };
-  const write = ({ outcome, reason }: Decision, outer?: Prisma.Sql) =>
+  // With a person the gallery vouched for, the statement reads the person's name back (`known`).
+  const write = ({ outcome, reason }: Decision, extra: Prisma.Sql[] = []) =>
     oneStatement(
       checkinInserts({
         checkInId,
@@ -164,12 +165,26 @@ export async function recordCheckin(
         deviceLabel: attempt.deviceId ?? null,
         requestId: attempt.requestId ?? null,
         ip: attempt.ip ?? null,
-        also: attempt.alsoInsert?.(checkInId) ?? [],
+        also: [...(attempt.alsoInsert?.(checkInId) ?? []), ...extra],
         flags,
         ...(synced && { synced: { deviceId: synced.deviceId, decidedOffline: synced.decidedOffline } }),
       }),
-      outer,
+      known ? Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}` : undefined,
     );
+  /** Runs the check-in's statement; a person erased since the gallery's read is 404, nothing written. */
+  async function writeAndName(client: Pick<Tx, '$queryRaw' | '$executeRaw'>, statement: Prisma.Sql) {
+    if (!known) {
+      await client.$executeRaw(statement);
+      return;
+    }
+    try {
+      const [row] = await client.$queryRaw<{ name: string }[]>(statement);
+      person!.name = row?.name ?? '';
+    } catch (error) {
+      if (violatedForeignKey(error)?.endsWith('_person_id_fkey')) throw notFound('Person');
+      throw error;
+    }
+  }
   const admitted = (reason: Decision['reason']): Decision => admission(reason, geofence);
 
   let result: Decision;
@@ -178,15 +193,15 @@ export async function recordCheckin(
     // concurrent check-ins cannot both take the last place. Guest rows change under the same lock
     // (their change sequence is the confirmed list's checkpoint).
     result = await prisma.$transaction(async (tx) => {
+      // The lock first, in a statement of its own: what follows reads what the previous holder committed.
       await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
-      const guest = await guestAt(tx, event.id, attempt.guest?.id ?? null, facts.personId);
-      facts.guestId = guest?.id ?? null;
-      const verdict = await eventRules(
+      const { guest, verdict } = await eventState(
         tx,
         event,
-        { ...facts, checkedIn: Boolean(guest?.checked_in_at) },
+        { personId: facts.personId, guestId: attempt.guest?.id ?? null },
         attempt.method,
       );
+      facts.guestId = guest?.id ?? null;
       if (attempt.guest?.once && verdict.denial === 'already_checked_in') {
         throw new AppError(409, 'already_checked_in', 'This guest is already checked in', {
           extra: { checkedInAt: (guest?.checked_in_at ?? occurredAt).toISOString() },
@@ -195,13 +210,16 @@ export async function recordCheckin(
       const decision = synced ? synced.decision : admitted(verdict.denial);
       if (synced) flags.push(...syncFlags(decision, verdict));
       else if (isAdmitted(decision.outcome)) flags.push(...verdict.flags);
-      await tx.$executeRaw(write(decision));
-      if (guest && !guest.checked_in_at && isAdmitted(decision.outcome)) {
-        await tx.$executeRaw`
-          UPDATE guests SET status = 'checked_in', checked_in_at = ${occurredAt},
-                 change_seq = nextval('guests_change_seq_seq'), updated_at = ${occurredAt}
-           WHERE id = ${guest.id}`;
-      }
+      // The guest marked in with the same statement.
+      const guestIn =
+        guest && !guest.checked_in_at && isAdmitted(decision.outcome)
+          ? [
+              Prisma.sql`UPDATE guests SET status = 'checked_in', checked_in_at = ${occurredAt},
+                                change_seq = nextval('guests_change_seq_seq'), updated_at = ${occurredAt}
+                          WHERE id = ${guest.id}`,
+            ]
+          : [];
+      await writeAndName(tx, write(decision, guestIn));
       return decision;
     });
   } else {
@@ -211,17 +229,7 @@ export async function recordCheckin(
     else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
-    if (known) {
-      try {
-        const [row] = await prisma.$queryRaw<{ name: string }[]>(
-          write(result, Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}`),
-        );
-        person!.name = row?.name ?? '';
-      } catch (error) {
-        if (violatedForeignKey(error)?.endsWith('_person_id_fkey')) throw notFound('Person');
-        throw error;
-      }
-    } else await prisma.$executeRaw(write(result));
+    await writeAndName(prisma, write(result));
   }
   deps.outbox.notify('events');
 
@@ -349,22 +357,6 @@ export function checkinInserts(c: CheckinRows): Prisma.Sql[] {
       c.settings,
     ).inserts,
   ];
-}
-
-/** The guest row a check-in at `eventId` is for: the given guest, else the person's guest row. */
-async function guestAt(
-  tx: Pick<Prisma.TransactionClient, '$queryRaw'>,
-  eventId: string,
-  guestId: string | null,
-  personId: string | null,
-): Promise<{ id: string; checked_in_at: Date | null } | null> {
-  if (!guestId && !personId) return null;
-  const rows = await tx.$queryRaw<{ id: string; checked_in_at: Date | null }[]>`
-    SELECT id, checked_in_at FROM guests
-     WHERE event_id = ${eventId} AND deleted_at IS NULL
-       AND ${guestId ? Prisma.sql`id = ${guestId}` : Prisma.sql`person_id = ${personId}`}
-     ORDER BY checked_in_at NULLS LAST, id LIMIT 1`;
-  return rows[0] ?? null;
 }
 
 /** What a kiosk may show of a person's name. */

@@ -10,6 +10,7 @@ import {
   type EventVerdict,
   type Reentry,
 } from '@portico/checkin-policy';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Tx } from '../../infra/db/index.js';
 
 type Geofence = z.infer<typeof GeofenceStatus>;
@@ -38,40 +39,69 @@ export function geofenceStatus(
   );
 }
 
+/** The guest row a check-in is for, and the event's verdict for its subject. */
+export interface EventState {
+  guest: { id: string; checked_in_at: Date | null } | null;
+  verdict: EventVerdict;
+}
+
 /**
- * The event's verdict for the subject (a person, a guest of the event, or both) entering by `method`: why
- * not, or null, and the flags of its admission. The subject is already in when admitted to the event
- * before (`checkedIn`: its guest row says so; else an admitted check-in of the person or the guest).
- * A voided admission counts for nothing (`countsAsAdmission`: no place, no earlier admission).
- * Capacity counts distinct admitted persons or guests (a guest linked to a person is one), so the same
- * subject coming back does not use two places.
+ * Under the event's row lock (the caller's, taken by an earlier statement of its transaction so that this
+ * one reads what the previous holder committed), in one statement: the guest row the check-in is for
+ * (the given guest, else the person's guest row) and what the event's rules need to decide for the
+ * subject (a person, a guest of the event, or both) entering by `method`, then the shared policy's
+ * verdict. The subject is already in when admitted to the event before (its guest row says so; else an
+ * admitted check-in of the person or the guest). A voided admission counts for nothing
+ * (`countsAsAdmission`: no place, no earlier admission). Capacity counts distinct admitted persons or
+ * guests (a guest linked to a person is one), so the same subject coming back does not use two places.
+ * The admissions are read only when the decision needs them.
  */
-export async function eventRules(
+export async function eventState(
   tx: Pick<Tx, '$queryRaw'>,
   event: EventRow,
-  subject: { personId: string | null; guestId: string | null; checkedIn: boolean },
+  subject: { personId: string | null; guestId: string | null },
   method: string,
-): Promise<EventVerdict> {
-  const verdict = (admitted: number, alreadyIn: boolean) =>
-    eventVerdict(event, method, { admitted, alreadyIn: subject.checkedIn || alreadyIn });
-  const someone = subject.personId !== null || subject.guestId !== null;
-  // The decision is the shared policy's; the admissions are read only when it needs them. The caller
-  // holds the event row locked, so concurrent check-ins cannot both take the last place.
-  if (event.capacity === null) {
-    if (!someone || subject.checkedIn || reentryRule(event, method) === 'allow') return verdict(0, false);
-    const [row] = await tx.$queryRaw<{ already: boolean }[]>`
-      SELECT EXISTS (
-        SELECT 1 FROM check_ins
-         WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
-           AND (person_id = ${subject.personId}::text OR guest_id = ${subject.guestId}::text)
-      ) AS already`;
-    return verdict(0, row?.already === true);
-  }
-  const [row] = await tx.$queryRaw<{ admitted: bigint; already: boolean | null }[]>`
-    SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted,
-           BOOL_OR(person_id = ${subject.personId}::text OR guest_id = ${subject.guestId}::text) AS already
-      FROM check_ins
-     WHERE event_id = ${event.id} AND outcome IN ('success', 'geofence_alert') AND voided_at IS NULL
-       AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`;
-  return verdict(Number(row?.admitted ?? 0), row?.already === true);
+): Promise<EventState> {
+  const { personId, guestId } = subject;
+  const which = guestId
+    ? Prisma.sql`id = ${guestId}`
+    : personId
+      ? Prisma.sql`person_id = ${personId}`
+      : Prisma.sql`FALSE`;
+  const admitted = Prisma.sql`outcome IN ('success', 'geofence_alert') AND voided_at IS NULL`;
+  const earlier = Prisma.sql`(person_id = ${personId}::text OR guest_id = g.id)`;
+  const admissions =
+    event.capacity !== null
+      ? Prisma.sql`SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted, BOOL_OR(${earlier}) AS already
+                     FROM check_ins
+                    WHERE event_id = ${event.id} AND ${admitted} AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`
+      : reentryRule(event, method) === 'allow'
+        ? Prisma.sql`SELECT 0::bigint AS admitted, FALSE AS already`
+        : // Only for someone not marked in yet: whether they were admitted before.
+          Prisma.sql`SELECT 0::bigint AS admitted,
+                            CASE WHEN (${personId}::text IS NOT NULL OR g.id IS NOT NULL) AND g.checked_in_at IS NULL
+                                 THEN EXISTS (SELECT 1 FROM check_ins WHERE event_id = ${event.id} AND ${admitted} AND ${earlier})
+                                 ELSE FALSE END AS already`;
+  const [row] = await tx.$queryRaw<
+    {
+      guest_id: string | null;
+      checked_in_at: Date | null;
+      admitted: bigint | null;
+      already: boolean | null;
+    }[]
+  >`
+    SELECT g.id AS guest_id, g.checked_in_at, a.admitted, a.already
+      FROM (SELECT 1) one
+      LEFT JOIN LATERAL (
+        SELECT id, checked_in_at FROM guests
+         WHERE event_id = ${event.id} AND deleted_at IS NULL AND ${which}
+         ORDER BY checked_in_at NULLS LAST, id LIMIT 1
+      ) g ON TRUE
+      LEFT JOIN LATERAL (${admissions}) a ON TRUE`;
+  const guest = row?.guest_id ? { id: row.guest_id, checked_in_at: row.checked_in_at } : null;
+  const alreadyIn = Boolean(guest?.checked_in_at) || row?.already === true;
+  return {
+    guest,
+    verdict: eventVerdict(event, method, { admitted: Number(row?.admitted ?? 0), alreadyIn }),
+  };
 }
