@@ -2,7 +2,7 @@
 // share the server's event loop. Plain JavaScript: worker threads load it without a TypeScript loader.
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { url, slug, apiKey, probes, nonces, addresses, concurrency } = workerData;
+const { url, slug, apiKey, probes, nonces, addresses, concurrency, eventId } = workerData;
 const results = [];
 let next = 0;
 const started = performance.now();
@@ -19,7 +19,7 @@ await Promise.all(
           'x-forwarded-for': addresses[i],
           authorization: `Bearer ${apiKey}`,
         },
-        body: JSON.stringify({ frame: probe.frame, nonce: nonces[i] }),
+        body: JSON.stringify({ frame: probe.frame, nonce: nonces[i], eventId }),
       });
       const body = await res.json();
       results.push({

@@ -27,6 +27,11 @@ const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(N
 const REQUESTS = 64;
 /** BENCH_LIVENESS=off measures identify without the nonce and the passive liveness model. */
 const LIVENESS = process.env.BENCH_LIVENESS !== 'off';
+/**
+ * BENCH_EVENT=on: a door's check-in, at an open event whose confirmed guests are the real enrolled persons
+ * (the search runs among them, the event's rules under its lock, the guest marked in); off: no event.
+ */
+const AT_EVENT = process.env.BENCH_EVENT === 'on';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -92,7 +97,7 @@ async function main() {
   let server = await startServer(runtime);
   const receiver = await startWebhookReceiver();
   console.log(
-    `identify benchmark: ${bench.database}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores, liveness ${LIVENESS ? 'on' : 'off'}`,
+    `identify benchmark: ${bench.database}, ${runtime.deps.face.status().workers} face workers, ${os.cpus().length} cores, liveness ${LIVENESS ? 'on' : 'off'}, ${AT_EVENT ? 'at an event' : 'no event'}`,
   );
 
   try {
@@ -119,15 +124,37 @@ async function main() {
           stepUpThreshold: FACE_LINE_DEFAULTS.stepUpThreshold,
         }),
       });
+      const call = async (method: string, route: string, body: unknown, expected: number) => {
+        const res = await fetch(`${server.url}${route}`, {
+          method,
+          headers: { ...admin, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        if (res.status !== expected) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+        return (await res.json()) as { id: string; person: { id: string } };
+      };
       // Real persons, enrolled through the API from their first photo.
+      const personIds: string[] = [];
       for (const name of ENROLLED) {
         const frame = (await readFile(path.join(FACES, 'bbt', name, `${name}1.png`))).toString('base64');
-        const res = await fetch(`${server.url}/v1/onboarding`, {
-          method: 'POST',
-          headers: { ...admin, 'content-type': 'application/json' },
-          body: JSON.stringify({ name, document: `D-${name}`, frame }),
-        });
-        if (res.status !== 201) throw new Error(`enrolling ${name}: ${res.status} ${await res.text()}`);
+        personIds.push(
+          (await call('POST', '/v1/onboarding', { name, document: `D-${name}`, frame }, 201)).person.id,
+        );
+      }
+      let eventId: string | undefined;
+      if (AT_EVENT) {
+        eventId = (
+          await call('POST', '/v1/events', { name: 'Bench door', startsAt: new Date().toISOString() }, 201)
+        ).id;
+        await call('PATCH', `/v1/events/${eventId}/status`, { status: 'open' }, 200);
+        for (const [i, personId] of personIds.entries()) {
+          await call(
+            'POST',
+            `/v1/events/${eventId}/guests`,
+            { name: ENROLLED[i], personId, status: 'confirmed' },
+            201,
+          );
+        }
       }
       // The synthetic rest of the gallery, written straight to the tables, enrolled an hour before the
       // check-ins (as at a real event): rows this fresh would be re-read by every search's delta read
@@ -171,7 +198,7 @@ async function main() {
             'x-forwarded-for': kioskAddress(),
             authorization: `Bearer ${apiKey}`,
           },
-          body: JSON.stringify({ frame: probe.frame, nonce }),
+          body: JSON.stringify({ frame: probe.frame, nonce, eventId }),
         });
         // Admitted (person) or sent to a second factor (candidate): the same search and decision.
         const body = (await res.json()) as {
@@ -239,6 +266,7 @@ async function main() {
           nonces,
           addresses,
           concurrency,
+          eventId,
         });
         const failed = results.filter((r) => r.status !== 200);
         if (failed.length > 0)
