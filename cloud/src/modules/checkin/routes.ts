@@ -122,7 +122,9 @@ export function checkinRoutes(deps: AppDeps) {
         'active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. ' +
         'When the tenant requires liveness (`requireLiveness`, default true) identify refuses a ' +
         'missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a ' +
-        '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.\n\n' +
+        '`pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug; an API ' +
+        'key asks on its own tenant’s slug only (another is 404). Issuing a nonce stores nothing: its first use ' +
+        'does.\n\n' +
         `Limits: ${CALLER_LIMITS}.`,
       tag: TAG,
       auth: ['public', 'apiKey', 'device'],
