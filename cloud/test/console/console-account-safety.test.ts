@@ -147,7 +147,8 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account safety', () => {
       await p.locator('#mfa-code').waitFor();
       await p.click('#use-recovery-code');
       await p.locator('#recovery-code').waitFor();
-      expect(await p.evaluate('document.activeElement.id')).toBe('recovery-code');
+      // The field takes the focus once the step has rendered (an effect after the paint), not at once.
+      await expect.poll(() => p.evaluate('document.activeElement.id')).toBe('recovery-code');
       await p.fill('#recovery-code', code);
       await shot(p, `sign-in-recovery-code-${locale}`);
       await p.click('button[type=submit]');

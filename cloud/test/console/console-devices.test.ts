@@ -46,7 +46,7 @@ const row = (p: Page, name: string) => p.locator('#devices tbody tr', { hasText:
 async function askForCode(p: Page, name: string, eventNames: string[], formShot?: string): Promise<string> {
   await p.click('#add-device');
   await p.locator('#add-device-dialog #device-name').waitFor();
-  expect(await focusedId(p)).toBe('device-name');
+  await expect.poll(() => focusedId(p)).toBe('device-name');
   await p.fill('#device-name', name);
   for (const e of eventNames) await p.getByLabel(e).check();
   if (formShot) {
@@ -101,7 +101,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
     expect(await page.locator('#pairing-command').innerText()).toBe(
       `pnpm agent pair --cloud ${app.url} --code ${code}`,
     );
-    expect(await focusedId(page)).toBe('copy-command');
+    await expect.poll(() => focusedId(page)).toBe('copy-command');
     await dialogShot(page, 'devices-pairing-en');
 
     // The device exchanges the code (as `pnpm agent pair` does); the dialog sees it arrive.

@@ -95,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
 
     await p.click('#invite-member');
     await p.locator('#invite-email').waitFor();
-    expect(await p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('invite-email');
+    await expect.poll(() => p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('invite-email');
     await p.fill('#invite-email', 'dora.ops@example.com');
     await p.selectOption('#invite-role', 'operator');
     await screenIn(shots, p, 'team-invite-en');
