@@ -894,7 +894,7 @@ export interface paths {
     };
     /**
      * Get a single-use liveness nonce
-     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`. A caller without credentials (where the tenant’s `identifyCallers` takes them) gets an active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. When the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug.
+     * @description Returns an HMAC-signed nonce valid for 120 seconds and usable once. Send it as `nonce` with the frame to `identify`. A caller without credentials (where the tenant’s `identifyCallers` takes them) gets an active challenge (`blink` or `turn_head`, at random) and sends the frames showing it as `frames`. When the tenant requires liveness (`requireLiveness`, default true) identify refuses a missing, expired, forged, another tenant’s or already-used nonce with 400 `invalid_nonce`. With a `pk_test_` key (or a device of the sandbox) the nonce is the tenant’s sandbox’s, on the same slug; an API key asks on its own tenant’s slug only (another is 404). Issuing a nonce stores nothing: its first use does.
      *
      *     Limits: an API key per key (the tenant’s `apiKeyCheckinsPerMinute`, default 900 a minute, whatever address it calls from), a device per device and a signed-in user per user (120 a minute), a caller without credentials per client address (120 a minute).
      */
