@@ -6,7 +6,7 @@ import type { ApiScope, Environment, TenantSettings } from '@portico/contract';
 export interface KeyTenant {
   /** The slug of the tenant's public paths: its own, or its live tenant's for a sandbox. */
   publicSlug: string;
-  settings: TenantSettings;
+  readonly settings: TenantSettings;
   faceModelId: string | null;
 }
 

@@ -3,6 +3,7 @@
 import {
   API_SCOPES,
   type ApiScope,
+  type TenantSettings,
   type Application as ApplicationWire,
   type ApiKey as ApiKeyWire,
 } from '@portico/contract';
@@ -85,6 +86,7 @@ export async function authenticateApiKey(
   if (!row || row.status !== 'active' || row.application_deleted || row.tenant_status !== 'active') {
     throw invalidKey();
   }
+  let settings: TenantSettings | undefined;
   const now = deps.clock.now();
   const lastUsed = row.last_used_at ? new Date(row.last_used_at).getTime() : null;
   if (lastUsed === null || now.getTime() - lastUsed >= LAST_USED_RESOLUTION_MS) {
@@ -112,8 +114,11 @@ export async function authenticateApiKey(
     scopes: scopesOf(row),
     tenant: {
       publicSlug: row.public_slug,
-      settings: tenantSettingsOf(row.settings),
       faceModelId: row.face_model_id,
+      // Validated against the defaults only by the routes that read them (check-ins), once.
+      get settings() {
+        return (settings ??= tenantSettingsOf(row.settings));
+      },
     },
   };
 }

@@ -15,7 +15,9 @@ export const NONCE_TTL_MS = 120_000;
 /** What the nonce asks: `passive` (one frame), or an active action judged over several frames. */
 export type NonceChallenge = 'passive' | ChallengeAction;
 
-const CHALLENGES: readonly NonceChallenge[] = ['passive', 'blink', 'turn_head'];
+/** The active challenges a caller without credentials may be asked for. */
+export const CHALLENGE_ACTIONS: readonly ChallengeAction[] = ['blink', 'turn_head'];
+const CHALLENGES: readonly NonceChallenge[] = ['passive', ...CHALLENGE_ACTIONS];
 
 export interface NonceService {
   issue(tenantId: string, challenge?: NonceChallenge): { nonce: string; expiresAt: Date };

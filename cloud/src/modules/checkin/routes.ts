@@ -18,7 +18,6 @@ import {
   VoidedCheckin,
 } from '@portico/contract';
 import { randomInt } from 'node:crypto';
-import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Request } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { ActorKind } from '../../http/actor.js';
@@ -27,7 +26,7 @@ import { PAGE_CSP } from '../../http/page-csp.js';
 import { isLinkPreview, requestMeta } from '../../http/request-context.js';
 import { defineRoute } from '../../http/route.js';
 import { createIdentify } from './identify.js';
-import { createNonceService } from './nonces.js';
+import { CHALLENGE_ACTIONS, createNonceService } from './nonces.js';
 import { requireManager } from '../auth/roles.js';
 import { pageDocument, pageText } from '../pages/document.js';
 import { createPageHeads } from '../pages/heads.js';
@@ -37,8 +36,6 @@ import { createStepUp } from './step-up.js';
 import { createCheckinVoid } from './void.js';
 
 const TAG = 'Check-in';
-
-const CHALLENGE_ACTIONS: readonly ChallengeAction[] = ['blink', 'turn_head'];
 
 const RATE_LIMIT_ERROR = {
   status: 429,

@@ -104,7 +104,8 @@ export const confirmedCount = (tx: Pick<Tx, 'guest'>, eventId: string) =>
 const birthDateOf = (v: string | null | undefined) =>
   v === undefined ? undefined : v === null ? null : new Date(`${v}T00:00:00.000Z`);
 
-interface ConfirmedRow {
+/** A guest row of the confirmed list, as its pages (and the devices' replica, sync/replica.ts) read it. */
+export interface ConfirmedRow {
   id: string;
   name: string;
   status: string;

@@ -10,6 +10,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { hashToken } from '../../infra/crypto.js';
 import { eventByToken } from '../events/service.js';
 import { templateContext } from '../faces/gallery.js';
+import type { ConfirmedRow } from '../guests/service.js';
 import { getTenantSettings } from '../tenants/service.js';
 
 /** Template and person changes are read again this far behind the previous checkpoint (commit lag). */
@@ -21,13 +22,7 @@ export interface ReplicaPageQuery {
   limit: number;
 }
 
-interface ReplicaRow {
-  id: string;
-  name: string;
-  status: string;
-  checked_in_at: Date | null;
-  deleted_at: Date | null;
-  change_seq: bigint;
+interface ReplicaRow extends ConfirmedRow {
   person_id: string | null;
   link_token: string;
   embedding: string | null;

@@ -319,7 +319,11 @@ export function createWebhookDispatcher(deps: {
   return {
     async runOnce() {
       const free = POOL_SIZE - inFlight.size;
-      if (free <= 0) return false;
+      if (free <= 0) {
+        // Woken with the pool full: what woke it waits for the next finished delivery.
+        leftBehind = true;
+        return false;
+      }
       const rows = await claim(deps.clock.now(), free);
       // Nothing claimed: what is due may wait for a slot (or nothing is due), as far as this run knows.
       leftBehind = rows.length === 0 || rows[0]!.due > rows.length;
