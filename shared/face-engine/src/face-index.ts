@@ -17,11 +17,14 @@ import { TopK } from './search/top-k.js';
 export type SearchMode = 'exact' | 'fast' | 'auto';
 
 export interface SearchOptions {
-  /** `auto` (default) is exact below FAST_SEARCH_MIN_SIZE templates, fast from there on. */
+  /** `auto` (default) is exact below FAST_SEARCH_MIN_SIZE templates searched, fast from there on. */
   readonly mode?: SearchMode;
   /** Fast path only: templates re-scored exactly after the quantised scan. */
   readonly candidates?: number;
-  /** Only these ids (e.g. the guests of an event): an exact scan of their templates, whatever the mode. */
+  /**
+   * Only these ids (e.g. the guests of an event). `auto` counts them, not the index, against
+   * FAST_SEARCH_MIN_SIZE: a big guest list takes the fast path (unless it is under 1/64 of the index).
+   */
   readonly among?: ReadonlySet<string>;
 }
 
@@ -46,8 +49,19 @@ export interface CalibratedHit {
   readonly score: number;
 }
 
-/** Below this size exact search is already fast (about 7 ms at 10k on one core). */
-export const FAST_SEARCH_MIN_SIZE = 20_000;
+/**
+ * From this many templates searched `auto` takes the fast path: at 1,000 it costs a third of an
+ * exact scan (0.7 against 2.6 ms on a slow 2-core machine; the exact scan grows linearly, 25 ms at
+ * 10,000) and decided 31,988 of lfw-dev's 31,990 probes at 1,000 enrolled as the exact scan did
+ * (2026-11-27, docs/benchmarks/face-engine.md). Below it the fast path's fixed cost (the projection, 200
+ * candidates re-scored) is no saving.
+ */
+export const FAST_SEARCH_MIN_SIZE = 1_000;
+/**
+ * An exact dot product (512 float16) costs about as much as the fast path's int8 scan of this many
+ * rows (2.6 us against 0.03 us per row on a 2-core AMD EPYC, 2026-11-27, the bench's 10k and 100k rows).
+ */
+const EXACT_PER_SCANNED = 64;
 const DEFAULT_CANDIDATES = 200;
 const PROJECTED = 128;
 /** Projected coordinates of unit vectors are ~N(0, 1/sqrt(512)); int8 covers +-4.5 sigma. */
@@ -303,19 +317,25 @@ export class FaceIndex {
 
   search(query: Float32Array, k: number, options: SearchOptions = {}): SearchHit[] {
     const unit = this.unit(query);
+    const { among } = options;
     const mode = options.mode ?? 'auto';
-    const fast = mode === 'fast' || (mode === 'auto' && this.size >= FAST_SEARCH_MIN_SIZE);
-    const limit = Math.max(0, Math.min(Math.floor(k), this.size));
+    // The templates searched: an event's guests (at most) or the whole index.
+    const searched = among ? Math.min(among.size, this.size) : this.size;
+    // An exact scan costs per template searched, the fast path per template held: a small guest list
+    // in a big index is searched exactly.
+    const fast =
+      mode === 'fast' ||
+      (mode === 'auto' && searched >= FAST_SEARCH_MIN_SIZE && searched * EXACT_PER_SCANNED >= this.size);
+    const limit = Math.max(0, Math.min(Math.floor(k), searched));
     if (limit === 0) return [];
     const top = new TopK(limit);
-    if (options.among) {
-      for (const id of options.among) {
+    if (fast) {
+      const count = Math.max(limit, options.candidates ?? DEFAULT_CANDIDATES);
+      for (const row of this.candidates(unit, count, among)) top.push(row, this.dot(unit, row));
+    } else if (among) {
+      for (const id of among) {
         const row = this.rows.get(id);
         if (row !== undefined) top.push(row, this.dot(unit, row));
-      }
-    } else if (fast) {
-      for (const row of this.candidates(unit, Math.max(limit, options.candidates ?? DEFAULT_CANDIDATES))) {
-        top.push(row, this.dot(unit, row));
       }
     } else {
       for (let row = 0; row < this.ids.length; row++) {
@@ -421,7 +441,8 @@ export class FaceIndex {
     this.mat = new Int8Array(this.kernel.memory.buffer);
   }
 
-  private candidates(unit: Float32Array, count: number): number[] {
+  /** The `count` best rows by the quantised scan (of `among`'s rows only, when given). */
+  private candidates(unit: Float32Array, count: number, among?: ReadonlySet<string>): number[] {
     this.projection.apply(unit, 0, this.projected);
     const buffer = this.kernel.memory.buffer;
     const q = new Int16Array(buffer, 0, PROJECTED);
@@ -433,9 +454,11 @@ export class FaceIndex {
     this.kernel.scan(this.matOffset, 0, n, PROJECTED, this.outOffset);
     const scores = new Int32Array(buffer, this.outOffset, n);
     const top = new TopK(Math.min(count, n));
+    // With `among`, the kernel still scans every row (contiguous int8 is cheaper than gathering the
+    // guests' rows) and only a row good enough to enter is looked up among the guests.
     for (let row = 0; row < n; row++) {
       const s = scores[row]!;
-      if (s > top.floor) top.push(row, s);
+      if (s > top.floor && (among === undefined || among.has(this.ids[row]!))) top.push(row, s);
     }
     return top.sorted().map((c) => c.item);
   }
