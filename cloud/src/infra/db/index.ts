@@ -11,6 +11,7 @@ import { PrismaClient } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { acquireDataDirLock } from './lock.js';
 import { migrate, type MigrationConnection } from './migrate.js';
+import { withPreparedStatements } from './pglite-statements.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
 export { newId } from './ids.js';
@@ -125,7 +126,11 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
 
   const pglite = db;
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  // The adapter takes any object with PGlite's query, exec and transaction; this one prepares each
+  // statement once (pglite-statements.ts).
+  const prisma = new PrismaClient({
+    adapter: new PrismaPGlite(withPreparedStatements(pglite) as unknown as PGlite),
+  });
   return {
     prisma,
     kind: 'pglite',
