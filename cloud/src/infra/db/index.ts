@@ -11,7 +11,6 @@ import { PrismaClient } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { acquireDataDirLock } from './lock.js';
 import { migrate, type MigrationConnection } from './migrate.js';
-import { withPreparedStatements } from './pglite-statements.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
 export { newId } from './ids.js';
@@ -126,11 +125,7 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
 
   const pglite = db;
-  // The adapter takes any object with PGlite's query, exec and transaction; this one prepares each
-  // statement once (pglite-statements.ts).
-  const prisma = new PrismaClient({
-    adapter: new PrismaPGlite(withPreparedStatements(pglite) as unknown as PGlite),
-  });
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {
     prisma,
     kind: 'pglite',
