@@ -119,6 +119,40 @@ function template(i: number, out: Float32Array): Float32Array {
   return out;
 }
 
+/** Exact against fast search of `queries` probes at cosine 0.5 to template `sourceOf(q)`, timed. */
+function compare(
+  index: FaceIndex,
+  queries: number,
+  sourceOf: (q: number) => number,
+  noiseFrom: number,
+  among?: ReadonlySet<string>,
+) {
+  const scratch = new Float32Array(512);
+  const noise = new Float32Array(512);
+  const exactTimes: number[] = [];
+  const fastTimes: number[] = [];
+  const fastCpu: number[] = [];
+  let agree = 0;
+  let exactRight = 0;
+  for (let q = 0; q < queries; q++) {
+    const source = sourceOf(q);
+    template(source, scratch);
+    template(noiseFrom + q, noise);
+    const probe = scratch.map((x, j) => 0.5 * x + Math.sqrt(0.75) * noise[j]!);
+    let t = performance.now();
+    const exact = index.search(probe, 1, { mode: 'exact', among })[0]!;
+    exactTimes.push(performance.now() - t);
+    t = performance.now();
+    const before = process.cpuUsage();
+    const fast = index.search(probe, 1, { mode: 'fast', among })[0]!;
+    fastCpu.push(cpuMs(process.cpuUsage(before)));
+    fastTimes.push(performance.now() - t);
+    if (fast.id === exact.id) agree++;
+    if (exact.id === `t${source}`) exactRight++;
+  }
+  return { exactTimes, fastTimes, fastCpu, recall: agree / queries, exactRight: exactRight / queries };
+}
+
 function search(): void {
   const sizes = quick ? [1_000, 10_000, 100_000] : [1_000, 10_000, 100_000, 1_000_000];
   console.log('\n1:N search, 512-d synthetic templates, probes at cosine 0.5 to a random template');
@@ -126,7 +160,6 @@ function search(): void {
     '  size       build s  exact p50  exact p99   fast p50   fast p99  fast CPU p99  recall@1(fast=exact)  exact=source  index MB  process RSS MB',
   );
   const scratch = new Float32Array(512);
-  const noise = new Float32Array(512);
   for (const size of sizes) {
     // The index's own memory: what its build added to the heap and to array buffers (its rows), the
     // previous size's index collected first where the runtime lets a script ask (node --expose-gc).
@@ -141,59 +174,20 @@ function search(): void {
     const indexMb =
       (memory.heapUsed + memory.arrayBuffers - memoryBefore.heapUsed - memoryBefore.arrayBuffers) / 2 ** 20;
     const queries = size >= 1_000_000 ? 100 : 500;
-    const exactTimes: number[] = [];
-    const fastTimes: number[] = [];
-    const fastCpu: number[] = [];
-    let agree = 0;
-    let exactRight = 0;
-    for (let q = 0; q < queries; q++) {
-      const source = (q * 7919) % size;
-      template(source, scratch);
-      template(size + 1_000_003 + q, noise);
-      const probe = scratch.map((x, j) => 0.5 * x + Math.sqrt(0.75) * noise[j]!);
-      let t = performance.now();
-      const exact = index.search(probe, 1, { mode: 'exact' })[0]!;
-      exactTimes.push(performance.now() - t);
-      t = performance.now();
-      const before = process.cpuUsage();
-      const fast = index.search(probe, 1, { mode: 'fast' })[0]!;
-      fastCpu.push(cpuMs(process.cpuUsage(before)));
-      fastTimes.push(performance.now() - t);
-      if (fast.id === exact.id) agree++;
-      if (exact.id === `t${source}`) exactRight++;
-    }
+    const r = compare(index, queries, (q) => (q * 7919) % size, size + 1_000_003);
     console.log(
-      `  ${String(size).padEnd(9)} ${build.toFixed(1).padStart(7)} ${ms(percentile(exactTimes, 50))}   ${ms(percentile(exactTimes, 99))}   ${ms(percentile(fastTimes, 50))}   ${ms(percentile(fastTimes, 99))}  ${ms(percentile(fastCpu, 99))}     ${(agree / queries).toFixed(4).padStart(10)} (${queries} q)  ${(exactRight / queries).toFixed(4)}  ${indexMb.toFixed(0).padStart(8)}  ${(memory.rss / 2 ** 20).toFixed(0).padStart(14)}`,
+      `  ${String(size).padEnd(9)} ${build.toFixed(1).padStart(7)} ${ms(percentile(r.exactTimes, 50))}   ${ms(percentile(r.exactTimes, 99))}   ${ms(percentile(r.fastTimes, 50))}   ${ms(percentile(r.fastTimes, 99))}  ${ms(percentile(r.fastCpu, 99))}     ${r.recall.toFixed(4).padStart(10)} (${queries} q)  ${r.exactRight.toFixed(4)}  ${indexMb.toFixed(0).padStart(8)}  ${(memory.rss / 2 ** 20).toFixed(0).padStart(14)}`,
     );
-    if (size === 100_000) guestList(index, size, scratch, noise);
+    if (size === 100_000) {
+      // An event's guest list (every other template) in the same index: `among`, both paths.
+      const among = new Set(Array.from({ length: size / 2 }, (_, i) => `t${2 * i}`));
+      const g = compare(index, 200, (q) => 2 * ((q * 7919) % (size / 2)), size + 2_000_003, among);
+      const p = (times: number[], at: number) => percentile(times, at).toFixed(2);
+      console.log(
+        `  guests ${size / 2} of ${size} (an event's list, \`among\`): exact p50 ${p(g.exactTimes, 50)} ms, p99 ${p(g.exactTimes, 99)} ms; fast p50 ${p(g.fastTimes, 50)} ms, p99 ${p(g.fastTimes, 99)} ms; recall@1 ${g.recall.toFixed(4)} (200 q); exact=source ${g.exactRight.toFixed(4)}`,
+      );
+    }
   }
-}
-
-/** An event's guest list (every other template) searched in the 100k index: `among`, both paths. */
-function guestList(index: FaceIndex, size: number, scratch: Float32Array, noise: Float32Array): void {
-  const among = new Set(Array.from({ length: size / 2 }, (_, i) => `t${2 * i}`));
-  const exactTimes: number[] = [];
-  const fastTimes: number[] = [];
-  let agree = 0;
-  let exactRight = 0;
-  const queries = 200;
-  for (let q = 0; q < queries; q++) {
-    const source = 2 * ((q * 7919) % (size / 2));
-    template(source, scratch);
-    template(size + 2_000_003 + q, noise);
-    const probe = scratch.map((x, j) => 0.5 * x + Math.sqrt(0.75) * noise[j]!);
-    let t = performance.now();
-    const exact = index.search(probe, 1, { mode: 'exact', among })[0]!;
-    exactTimes.push(performance.now() - t);
-    t = performance.now();
-    const fast = index.search(probe, 1, { mode: 'fast', among })[0]!;
-    fastTimes.push(performance.now() - t);
-    if (fast.id === exact.id) agree++;
-    if (exact.id === `t${source}`) exactRight++;
-  }
-  console.log(
-    `  guests ${size / 2} of ${size} (an event's list, \`among\`): exact p50 ${percentile(exactTimes, 50).toFixed(2)} ms, p99 ${percentile(exactTimes, 99).toFixed(2)} ms; fast p50 ${percentile(fastTimes, 50).toFixed(2)} ms, p99 ${percentile(fastTimes, 99).toFixed(2)} ms; recall@1 ${(agree / queries).toFixed(4)} (${queries} q); exact=source ${(exactRight / queries).toFixed(4)}`,
-  );
 }
 
 console.log(

@@ -152,6 +152,35 @@ describe('FaceIndex', () => {
     expect(agree / probes).toBeGreaterThanOrEqual(0.99);
   });
 
+  it('auto scans exactly below FAST_SEARCH_MIN_SIZE templates searched and takes the fast path from there, counting a guest list', () => {
+    // Strangers' probes: their best match is a near tie the fast path's int8 scan often ranks
+    // differently, so which path `auto` took shows in its answers.
+    const next = generator(31);
+    const vectors = Array.from({ length: 2 * FAST_SEARCH_MIN_SIZE }, () => synthetic(next));
+    const strangers = Array.from({ length: 40 }, () => synthetic(next));
+    const answers = (index: FaceIndex, mode: 'auto' | 'exact' | 'fast', among?: ReadonlySet<string>) =>
+      strangers.map((p) => index.search(p, 1, { mode, ...(among ? { among } : {}) })[0]!.id);
+    const sized = (n: number) => {
+      const index = new FaceIndex();
+      vectors.slice(0, n).forEach((v, i) => index.add(String(i), v));
+      return index;
+    };
+
+    const small = sized(FAST_SEARCH_MIN_SIZE - 1);
+    expect(answers(small, 'auto')).toEqual(answers(small, 'exact'));
+    const big = sized(FAST_SEARCH_MIN_SIZE);
+    expect(answers(big, 'auto')).toEqual(answers(big, 'fast'));
+    expect(answers(big, 'fast')).not.toEqual(answers(big, 'exact'));
+
+    const all = sized(2 * FAST_SEARCH_MIN_SIZE);
+    const list = (n: number) => new Set(Array.from({ length: n }, (_, i) => String(2 * i)));
+    const shortList = list(FAST_SEARCH_MIN_SIZE - 1);
+    expect(answers(all, 'auto', shortList)).toEqual(answers(all, 'exact', shortList));
+    const longList = list(FAST_SEARCH_MIN_SIZE);
+    expect(answers(all, 'auto', longList)).toEqual(answers(all, 'fast', longList));
+    expect(answers(all, 'fast', longList)).not.toEqual(answers(all, 'exact', longList));
+  });
+
   it('searches only the given ids when asked (the guests of an event), in both modes', () => {
     const next = generator(11);
     const index = new FaceIndex();
