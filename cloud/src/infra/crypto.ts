@@ -24,7 +24,8 @@ export function createCipher(key: Buffer): Cipher {
     return Buffer.concat([Buffer.from([VERSION]), iv, c.getAuthTag(), body]);
   };
   const decrypt: Cipher['decrypt'] = (sealed, context = '') => {
-    const buf = Buffer.from(sealed);
+    // A view, not a copy (a gallery snapshot's chunk is megabytes).
+    const buf = Buffer.from(sealed.buffer, sealed.byteOffset, sealed.byteLength);
     if (buf[0] !== VERSION || buf.length < 1 + IV_BYTES + TAG_BYTES)
       throw new Error('unknown ciphertext format');
     const iv = buf.subarray(1, 1 + IV_BYTES);
@@ -32,7 +33,9 @@ export function createCipher(key: Buffer): Cipher {
     const d = createDecipheriv('aes-256-gcm', key, iv);
     d.setAAD(Buffer.from(context));
     d.setAuthTag(tag);
-    return Buffer.concat([d.update(buf.subarray(1 + IV_BYTES + TAG_BYTES)), d.final()]);
+    const body = d.update(buf.subarray(1 + IV_BYTES + TAG_BYTES));
+    const rest = d.final();
+    return rest.length === 0 ? body : Buffer.concat([body, rest]);
   };
   return {
     encrypt,

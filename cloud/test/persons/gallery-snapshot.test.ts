@@ -2,7 +2,7 @@
 // the service's generated key), finds the real person among the synthetic ones with the same score as
 // before, does not return a person deleted after the snapshot, and a snapshot written after that
 // erasure no longer holds the template. A corrupt snapshot is only slower: the rows stand in.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { EMBEDDING_DIMENSIONS, type FaceEngine } from '@portico/face-engine';
@@ -157,6 +157,10 @@ describe.skipIf(!ready || onPostgresPass)('gallery snapshot across a restart at 
     expect(held.size).toBe(SIZE - 1);
     expect(held.has(penny)).toBe(true);
     expect(held.has(howard)).toBe(false);
+    // The generation that still held Howard is gone from DATA_DIR: only the new one's files are left.
+    expect(
+      await readdir(path.join(dataDir, 'gallery-snapshots', tenantId, encodeURIComponent(modelId))),
+    ).toEqual([head.generation]);
   }, 180_000);
 
   it('loads from the rows when the snapshot does not decrypt (altered), and writes a good one', async () => {
@@ -164,11 +168,19 @@ describe.skipIf(!ready || onPostgresPass)('gallery snapshot across a restart at 
     await stop();
     const current = await start();
     await current.deps.gallery.close();
-    const { prisma } = current.deps.db;
-    // One byte of the first chunk's ciphertext flipped.
-    await prisma.$executeRaw`
-      UPDATE face_gallery_snapshot_chunks SET data = set_byte(data, 40, (get_byte(data, 40) + 1) % 256)
-       WHERE tenant_id = ${tenantId} AND chunk = 0`;
+    // One byte of the first chunk's ciphertext flipped (on PGlite in DATA_DIR the chunks are files).
+    const head = (await createSnapshotStore(current.deps).head(tenantId, modelId))!;
+    const file = path.join(
+      dataDir,
+      'gallery-snapshots',
+      tenantId,
+      encodeURIComponent(modelId),
+      head.generation,
+      '0',
+    );
+    const sealed = await readFile(file);
+    sealed[40] = (sealed[40]! + 1) % 256;
+    await writeFile(file, sealed);
     await stop();
     const next = await start();
     while (!next.deps.gallery.ready()) await new Promise((r) => setTimeout(r, 5));
@@ -180,12 +192,13 @@ describe.skipIf(!ready || onPostgresPass)('gallery snapshot across a restart at 
     expect(hit?.personId).toBe(penny[0]?.id);
     expect(next.deps.gallery.size(tenantId, modelId)).toBe(SIZE - 1);
     await next.deps.gallery.flush();
-    const head = (await createSnapshotStore(next.deps).head(tenantId, modelId))!;
+    const rewritten = (await createSnapshotStore(next.deps).head(tenantId, modelId))!;
+    expect(rewritten.generation).not.toBe(head.generation);
     let count = 0;
     for await (const chunk of createSnapshotStore(next.deps).read(
       tenantId,
       modelId,
-      head,
+      rewritten,
       EMBEDDING_DIMENSIONS,
     ))
       count += chunk.ids.length;

@@ -270,15 +270,30 @@ export class FaceIndex {
       throw new RangeError('rows and their vectors differ in length');
     }
     if (this.ids.length + n > this.capacity) this.reserve(Math.max(this.capacity * 2, this.ids.length + n));
+    const first = this.ids.length;
+    const at = new Int32Array(n);
+    let appended = true;
+    const stats = this.templateStats.size > 0;
     for (let i = 0; i < n; i++) {
       const id = rows.ids[i]!;
-      this.templateStats.delete(id);
+      if (stats) this.templateStats.delete(id);
       let row = this.rows.get(id);
       if (row === undefined) {
         row = this.ids.length;
         this.ids.push(id);
         this.rows.set(id, row);
       }
+      at[i] = row;
+      appended &&= row === first + i;
+    }
+    // New ids in order (a snapshot loading): one copy each, not one per row.
+    if (appended) {
+      this.vectors.set(rows.vectors, first * this.dims);
+      this.mat.set(rows.projected, this.matOffset + first * PROJECTED);
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const row = at[i]!;
       this.vectors.set(rows.vectors.subarray(i * this.dims, (i + 1) * this.dims), row * this.dims);
       this.mat.set(
         rows.projected.subarray(i * PROJECTED, (i + 1) * PROJECTED),

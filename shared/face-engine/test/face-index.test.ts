@@ -84,6 +84,30 @@ describe('FaceIndex', () => {
     }
   });
 
+  it('loads exported rows into another index: new ids appended, known ids replaced, the same answers', () => {
+    const next = generator(13);
+    const source = new FaceIndex();
+    const vectors = Array.from({ length: 30 }, () => synthetic(next));
+    vectors.forEach((v, i) => source.add(`p${i}`, v));
+    // Loaded in three parts (as a snapshot's chunks) around templates added apart, one of them an id
+    // the last part replaces.
+    const loaded = new FaceIndex({ initialCapacity: 16 });
+    loaded.addRows(source.layout, source.exportRows(0, 10));
+    loaded.add('extra', synthetic(next));
+    loaded.addRows(source.layout, source.exportRows(10, 20));
+    loaded.add('p25', synthetic(next));
+    loaded.addRows(source.layout, source.exportRows(20, 30));
+    expect(loaded.size).toBe(31);
+    for (const [i, v] of vectors.entries()) {
+      for (const mode of ['exact', 'fast'] as const) {
+        const [hit] = loaded.search(probeOf(v, 0.7, next), 1, { mode });
+        expect(hit?.id).toBe(`p${i}`);
+      }
+      expect(loaded.search(v, 1)[0]?.score).toBeCloseTo(source.search(v, 1)[0]!.score, 6);
+    }
+    expect(() => loaded.addRows('other-layout', source.exportRows(0, 1))).toThrow(RangeError);
+  });
+
   it('returns exact cosine scores in descending order, and nothing from an empty index', () => {
     const next = generator(11);
     const index = new FaceIndex();

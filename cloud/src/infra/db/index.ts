@@ -40,6 +40,11 @@ export function violatedForeignKey(error: unknown): string | undefined {
 export interface Database {
   prisma: PrismaClient;
   kind: 'pglite' | 'postgres';
+  /**
+   * The service's data directory when the embedded database lives in it (PGlite on disk): one process
+   * holds it, so what is kept beside the database can be files there. Unset on PostgreSQL and in memory.
+   */
+  dataDir?: string;
   /** Throws when the database does not answer (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -129,6 +134,7 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   return {
     prisma,
     kind: 'pglite',
+    ...(dir ? { dataDir: options.dataDir } : {}),
     ping: async () => {
       await prisma.$queryRaw`SELECT 1`;
     },

@@ -116,7 +116,7 @@ interface TemplateRow {
 }
 
 export function createFaceGallery(deps: {
-  db: Pick<Database, 'prisma'>;
+  db: Pick<Database, 'prisma' | 'dataDir'>;
   cipher: Cipher;
   clock: Clock;
   /** Snapshot failures are logged (tenant, model, counts, the error's message: never a template). */
@@ -301,6 +301,13 @@ export function createFaceGallery(deps: {
     return writing;
   }
 
+  function sweepFailed(tenantId: string | undefined, err: unknown) {
+    deps.logger?.warn(
+      { tenantId, err: err instanceof Error ? err.message : String(err) },
+      'gallery snapshot files not swept',
+    );
+  }
+
   function changed(gallery: TenantGallery) {
     gallery.dirty = true;
     schedule(gallery);
@@ -418,6 +425,8 @@ export function createFaceGallery(deps: {
       }
       if (tenantId === undefined) tenants.clear();
       else tenants.delete(tenantId);
+      // A tenant reset deleted its snapshot heads: its chunk files go too.
+      if (snapshots) void store.sweep(tenantId).catch((err: unknown) => sweepFailed(tenantId, err));
     },
     size(tenantId, modelId) {
       return tenants.get(tenantId)?.get(modelId)?.templates.size;
@@ -434,6 +443,8 @@ export function createFaceGallery(deps: {
             ),
           );
         }
+        // Chunk files a stop left behind (written, never made current, or replaced but not yet removed).
+        void store.sweep().catch((err: unknown) => sweepFailed(undefined, err));
         // Tenants with templates and no snapshot yet (e.g. the first start with snapshots): from the
         // rows, after readiness, one at a time; each writes its snapshot.
         void (async () => {
