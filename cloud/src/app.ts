@@ -49,9 +49,8 @@ export function createApp(deps: AppDeps) {
     idempotency: idempotency(deps),
   };
   for (const route of moduleRoutes(deps)) mountRoute(api, registry, route, mount);
-  const openapi = generateOpenApi(registry, deps.config.publicUrl);
 
-  app.use(docsRouter(openapi));
+  app.use(docsRouter(() => generateOpenApi(registry, deps.config.publicUrl)));
   app.use(pagesRouter(deps));
   app.use(consoleRouter());
   app.use(api);
