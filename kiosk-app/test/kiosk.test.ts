@@ -69,6 +69,11 @@ const sharp = createRequire(fileURLToPath(new URL('../../shared/face-engine/pack
 
 const STAFF_PIN = '482913';
 const STAFF_SESSION_S = 6;
+/**
+ * Long enough that the right PIN typed during the lock-out (seven clicks) is still refused on a loaded
+ * machine: with 2 s, a CI run with three test files at a time typed past the end of the lock-out.
+ */
+const STAFF_LOCKOUT_S = 6;
 
 const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 let SHOTS = COMMITTED_SHOTS;
@@ -237,7 +242,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         AGENT_FACE: 'on',
         STAFF_PIN_HASH: hashPin(STAFF_PIN),
         STAFF_PIN_ATTEMPTS: '3',
-        STAFF_LOCKOUT_S: '2',
+        STAFF_LOCKOUT_S: String(STAFF_LOCKOUT_S),
         STAFF_SESSION_S: String(STAFF_SESSION_S),
       }),
     );
@@ -675,6 +680,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       await expect.poll(() => message.getAttribute('data-code')).toBe('wrong_pin');
       await typePin(page, '222222');
       await expect.poll(() => message.getAttribute('data-code')).toBe('staff_locked');
+      const lockedAt = Date.now();
       expect(await message.innerText()).toMatch(
         lang === 'en' ? /^Too many wrong PINs/ : /^Muitos PINs errados/,
       );
@@ -684,7 +690,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       await typePin(page, STAFF_PIN);
       await expect.poll(() => message.innerText()).toMatch(/PIN/);
       expect(await page.locator('[data-screen="staff-search"]').count()).toBe(0);
-      await page.waitForTimeout(2100);
+      await page.waitForTimeout(Math.max(0, lockedAt + STAFF_LOCKOUT_S * 1000 + 200 - Date.now()));
       await typePin(page, STAFF_PIN);
       await page.locator('[data-screen="staff-search"]').waitFor();
 
