@@ -67,6 +67,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     face: options.face ?? unavailableFaceService('no face engine in this test app'),
   });
   const running = await startServer(runtime);
+  // Handed out ready, as a deployment routes traffic once the readiness probe answers 200: the stored
+  // galleries loaded (a start no longer spends the OpenAPI document's build, which used to cover it).
+  while (!runtime.deps.gallery.ready()) await new Promise((resolve) => setTimeout(resolve, 5));
 
   return {
     url: running.url,
