@@ -273,10 +273,9 @@ export class FaceIndex {
     const first = this.ids.length;
     const at = new Int32Array(n);
     let appended = true;
-    const stats = this.templateStats.size > 0;
     for (let i = 0; i < n; i++) {
       const id = rows.ids[i]!;
-      if (stats) this.templateStats.delete(id);
+      this.templateStats.delete(id);
       let row = this.rows.get(id);
       if (row === undefined) {
         row = this.ids.length;

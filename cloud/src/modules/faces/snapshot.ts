@@ -108,7 +108,7 @@ export interface SnapshotStore {
   ): Promise<boolean>;
   /** The database's clock (the `confirmedAt` of a listing made just before). */
   now(): Promise<Date>;
-  /** Removes stored chunks no current head names (of a tenant, or all); files only, after a tenant's reset. */
+  /** Removes chunk files no current head names (of a tenant, or all): at start and after a tenant's reset. */
   sweep(tenantId?: string): Promise<void>;
 }
 
@@ -145,7 +145,8 @@ export function createSnapshotStore(deps: {
   const { prisma } = deps.db;
   const dir = deps.db.dataDir === undefined ? undefined : path.join(deps.db.dataDir, 'gallery-snapshots');
   const place: ChunkPlace = dir ? fileChunks(dir) : databaseChunks(prisma);
-  // Writes and sweeps of the chunk files one at a time: a sweep never meets a generation being written.
+  // Writes and sweeps one at a time (writes to the database too, harmless in the background): a sweep
+  // never meets a generation of files being written.
   let files = Promise.resolve();
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     const done = files.then(work);
