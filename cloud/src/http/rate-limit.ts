@@ -2,7 +2,7 @@
 // bumped with a single atomic upsert, so limits hold behind a load balancer (PostgreSQL and PGlite).
 import type { Clock } from '../infra/clock.js';
 import { Prisma } from '../generated/prisma/client.js';
-import type { Database } from '../infra/db/index.js';
+import { PREPARED, type Database } from '../infra/db/index.js';
 import { AppError } from './errors.js';
 
 export interface RateLimitRule {
@@ -64,7 +64,7 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
       ({ key, rule }) => Prisma.sql`(${key}, 1, ${new Date(now.getTime() + rule.windowMs)})`,
     );
     // A window that has ended restarts at 1 in the same statement: no read-then-write race.
-    const rows = await db.prisma.$queryRaw<BucketRow[]>`
+    const rows = await db.prisma.$queryRaw<BucketRow[]>`${PREPARED}
       INSERT INTO rate_limit_buckets (key, count, reset_at) VALUES ${Prisma.join(values)}
       ON CONFLICT (key) DO UPDATE SET
         count = CASE WHEN rate_limit_buckets.reset_at <= ${now} THEN 1 ELSE rate_limit_buckets.count + 1 END,

@@ -10,11 +10,13 @@ import { PrismaClient } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { acquireDataDirLock } from './lock.js';
 import { migrate, type MigrationConnection } from './migrate.js';
+import { withPreparedStatements } from './pglite-prepared.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
 export { newId } from './ids.js';
 export { MigrationError } from './migrate.js';
 export { DataDirLockedError } from './lock.js';
+export { PREPARED } from './pglite-prepared.js';
 
 /**
  * The client inside `prisma.$transaction(async (tx) => ...)`. On PGlite there is one connection:
@@ -131,7 +133,7 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
 
   const pglite = db;
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(withPreparedStatements(pglite)) });
   return {
     prisma,
     kind: 'pglite',

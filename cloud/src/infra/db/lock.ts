@@ -1,6 +1,6 @@
 // One process per PGlite data directory. PGlite has no lock of its own and two processes on the
 // same files corrupt them, so the owner writes `${dir}/portico.lock` holding its pid. To reach the
-// embedded database while the server runs, go through the server (pglite-socket), not the files.
+// embedded database while the server runs, go through its API (or stop it), never the files.
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';

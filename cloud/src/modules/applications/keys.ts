@@ -11,7 +11,7 @@ import type { ActorOf } from '../../http/actor.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
-import { newId, type Database, type Tx } from '../../infra/db/index.js';
+import { newId, PREPARED, type Database, type Tx } from '../../infra/db/index.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
 import type { ApiKey, Application } from '../../generated/prisma/client.js';
 
@@ -73,7 +73,7 @@ export async function authenticateApiKey(
 ): Promise<ActorOf<'apiKey'>> {
   if (!KEY_SHAPE.test(key)) throw invalidKey();
   // A sandbox's public paths use its live tenant's slug (tenants/service.ts `tenantBySlug`).
-  const [row] = await deps.db.prisma.$queryRaw<KeyRow[]>`
+  const [row] = await deps.db.prisma.$queryRaw<KeyRow[]>`${PREPARED}
     SELECT k.id, k.tenant_id, k.application_id, k.status, k.scopes, k.last_used_at,
            a.environment, a.deleted_at IS NOT NULL AS application_deleted,
            t.status AS tenant_status, t.settings, t.face_model_id,

@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { newId, violatedForeignKey, type Tx } from '../../infra/db/index.js';
+import { newId, PREPARED, violatedForeignKey, type Tx } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
@@ -172,7 +172,8 @@ export async function recordCheckin(
       known ? Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}` : undefined,
     );
   /** Runs the check-in's statement; a person erased since the gallery's read is 404, nothing written. */
-  async function writeAndName(client: Pick<Tx, '$queryRaw' | '$executeRaw'>, statement: Prisma.Sql) {
+  async function writeAndName(client: Pick<Tx, '$queryRaw' | '$executeRaw'>, written: Prisma.Sql) {
+    const statement = Prisma.sql`${PREPARED}${written}`;
     if (!known) {
       await client.$executeRaw(statement);
       return;
@@ -194,7 +195,7 @@ export async function recordCheckin(
     // (their change sequence is the confirmed list's checkpoint).
     result = await prisma.$transaction(async (tx) => {
       // The lock first, in a statement of its own: what follows reads what the previous holder committed.
-      await tx.$queryRaw`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
+      await tx.$queryRaw`${PREPARED}SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
       const { guest, verdict } = await eventState(
         tx,
         event,

@@ -11,7 +11,7 @@ import {
   type Reentry,
 } from '@portico/checkin-policy';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from '../../infra/db/index.js';
+import { PREPARED, type Tx } from '../../infra/db/index.js';
 
 type Geofence = z.infer<typeof GeofenceStatus>;
 
@@ -89,7 +89,7 @@ export async function eventState(
       admitted: bigint | null;
       already: boolean | null;
     }[]
-  >`
+  >`${PREPARED}
     SELECT g.id AS guest_id, g.checked_in_at, a.admitted, a.already
       FROM (SELECT 1) one
       LEFT JOIN LATERAL (

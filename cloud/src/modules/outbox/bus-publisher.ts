@@ -3,7 +3,7 @@
 import type { WebhookPayload } from '@portico/contract';
 import type { Bus } from '../../infra/bus.js';
 import type { Clock } from '../../infra/clock.js';
-import type { Database } from '../../infra/db/index.js';
+import { PREPARED, type Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 
 const LEASE_MS = 30_000;
@@ -22,7 +22,7 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
     /** Publishes every event that is due; true when a full batch was taken (there may be more). */
     async runOnce(): Promise<boolean> {
       const now = deps.clock.now();
-      const rows = await prisma.$queryRaw<ClaimedEvent[]>`
+      const rows = await prisma.$queryRaw<ClaimedEvent[]>`${PREPARED}
         UPDATE outbox_events e
            SET locked_until = ${new Date(now.getTime() + LEASE_MS)}, bus_attempts = e.bus_attempts + 1
           FROM (SELECT id FROM outbox_events
@@ -55,10 +55,9 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
         }
       }
       if (published.length > 0) {
-        await prisma.outboxEvent.updateMany({
-          where: { id: { in: published } },
-          data: { busPublishedAt: deps.clock.now(), lockedUntil: null },
-        });
+        await prisma.$executeRaw`${PREPARED}
+          UPDATE outbox_events SET bus_published_at = ${deps.clock.now()}, locked_until = NULL
+           WHERE id = ANY(${published}::text[])`;
       }
       return rows.length === BATCH;
     },

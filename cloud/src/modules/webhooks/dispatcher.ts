@@ -10,7 +10,7 @@ import { createHmac } from 'node:crypto';
 import type { WebhookPayload } from '@portico/contract';
 import type { Clock } from '../../infra/clock.js';
 import type { Cipher } from '../../infra/crypto.js';
-import { newId, type Database } from '../../infra/db/index.js';
+import { newId, PREPARED, type Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 import { webhookSecretContext } from '../tenants/provision.js';
 import { BlockedAddressError, postJson } from './post.js';
@@ -112,7 +112,7 @@ export function createWebhookDispatcher(deps: {
     // the first of every tenant goes before the second of any. A row whose URL is no longer the
     // tenant's webhookUrl is taken regardless: it is cancelled without a request.
     // The payload and the tenant's (encrypted) secrets come back with the claim: one round trip.
-    return prisma.$queryRaw<ClaimedRow[]>`
+    return prisma.$queryRaw<ClaimedRow[]>`${PREPARED}
       WITH in_flight AS (
         SELECT tenant_id, count(*)::int AS n FROM webhook_deliveries
          WHERE status = 'delivering' AND locked_until > ${now}
@@ -252,7 +252,7 @@ export function createWebhookDispatcher(deps: {
     // The attempt's log row, the tenant's circuit and the delivery's new state in one statement
     // (atomic, one round trip). A success closes the circuit; a failure counts, and the failure that
     // reaches the threshold (or a failed probe after it) opens it for CIRCUIT_OPEN_MS.
-    const [circuit] = await prisma.$queryRaw<{ open_until: Date | null }[]>`
+    const [circuit] = await prisma.$queryRaw<{ open_until: Date | null }[]>`${PREPARED}
       WITH logged AS (
         INSERT INTO webhook_attempts (id, tenant_id, delivery_id, attempt, status_code, error, duration_ms,
                                       response_excerpt, created_at)
