@@ -68,6 +68,8 @@ describe(`statements marked PREPARED on ${testBackend}`, () => {
         VALUES (${id}, ${`t-${newId()}`}, 'Again', ${Buffer.from([1])}, now())`;
     await expect(duplicate()).rejects.toThrow(/23505/);
     expect(await divide(1)).toEqual([{ x: 1 }]);
+    await expect(db.prisma.$queryRaw`${PREPARED}SELEC ${1}::int`).rejects.toThrow(/42601/);
+    expect(await divide(1)).toEqual([{ x: 1 }]);
   });
 
   it.runIf(testBackend === 'pglite')('are prepared once and planned once (PGlite)', async () => {

@@ -57,12 +57,17 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     const { parsers: _merged, ...rest } = options;
     return rest;
   }
-  const send = (message: Uint8Array) => pg.execProtocolStream(message, { syncToFs: false });
+
+  /** Messages sent in one call, ending with Sync: a failure skips the rest and still gets its answer. */
+  const send = (...messages: Uint8Array[]) =>
+    pg.execProtocolStream(Buffer.concat([...messages, protocol.serialize.sync()]), { syncToFs: false });
 
   async function prepare(sql: string): Promise<Statement> {
     const name = `portico_${statements.size}`;
-    await send(protocol.serialize.parse({ name, text: sql }));
-    const described = await send(protocol.serialize.describe({ type: 'S', name }));
+    const described = await send(
+      protocol.serialize.parse({ name, text: sql }),
+      protocol.serialize.describe({ type: 'S', name }),
+    );
     const statement: Statement = {
       name,
       paramTypes: parse.parseDescribeStatementResults(described),
@@ -77,21 +82,17 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     params: unknown[],
     options: QueryOptions | undefined,
   ): Promise<Results<T>> {
-    const messages: BackendMessage[] = [];
-    let statement = statements.get(sql);
-    try {
-      statement ??= await prepare(sql);
-      const { paramTypes } = statement;
-      const values = params.map((value, i) => {
-        if (value === null || value === undefined) return null;
-        const serializer = options?.serializers?.[paramTypes[i]!] ?? pg.serializers[paramTypes[i]!];
-        return serializer ? serializer(value) : String(value);
-      });
-      messages.push(...(await send(protocol.serialize.bind({ statement: statement.name, values }))));
-      messages.push(...(await send(protocol.serialize.execute({}))));
-    } finally {
-      messages.push(...(await send(protocol.serialize.sync())));
-    }
+    const statement = statements.get(sql) ?? (await prepare(sql));
+    const { paramTypes } = statement;
+    const values = params.map((value, i) => {
+      if (value === null || value === undefined) return null;
+      const serializer = options?.serializers?.[paramTypes[i]!] ?? pg.serializers[paramTypes[i]!];
+      return serializer ? serializer(value) : String(value);
+    });
+    const messages = await send(
+      protocol.serialize.bind({ statement: statement.name, values }),
+      protocol.serialize.execute({}),
+    );
     if (statement.rowDescription) messages.unshift(statement.rowDescription);
     return parse.parseResults(messages, pg.parsers, options)[0] as Results<T>;
   }
