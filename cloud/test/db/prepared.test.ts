@@ -40,6 +40,10 @@ describe(`statements marked PREPARED on ${testBackend}`, () => {
     const rename = (name: string) =>
       db.prisma.$executeRaw`${PREPARED}UPDATE tenants SET name = ${name} WHERE id = ${id}`;
     expect(await rename('After')).toBe(1);
+    const bytes = Buffer.from([0, 1, 2, 0x5c, 0x78, 255, 0, 7]);
+    await db.prisma.$executeRaw`${PREPARED}UPDATE tenants SET webhook_secret_enc = ${bytes} WHERE id = ${id}`;
+    const stored = await db.prisma.tenant.findUniqueOrThrow({ where: { id } });
+    expect(Buffer.from(stored.webhookSecretEnc).equals(bytes)).toBe(true);
     await expect(
       db.prisma.$transaction(async (tx) => {
         await tx.$executeRaw`${PREPARED}UPDATE tenants SET name = ${'Inside'} WHERE id = ${id}`;

@@ -25,6 +25,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
 
 const MARK = '/* prepared */';
+const BYTEA = 17;
 
 /** Put first in a statement's SQL: `$queryRaw\`${PREPARED}SELECT ...\``. */
 export const PREPARED = Prisma.raw(`${MARK} `);
@@ -86,6 +87,9 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     const { paramTypes } = statement;
     const values = params.map((value, i) => {
       if (value === null || value === undefined) return null;
+      // Bytes go as they are (the protocol's binary format): not as hex text, encoded here and decoded
+      // again by the database (a check-in's sealed frame is tens of kilobytes).
+      if (paramTypes[i] === BYTEA && ArrayBuffer.isView(value)) return value;
       const serializer = options?.serializers?.[paramTypes[i]!] ?? pg.serializers[paramTypes[i]!];
       return serializer ? serializer(value) : String(value);
     });
