@@ -91,7 +91,10 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account safety', () => {
       await q.locator('[role=status]').waitFor(POLL);
       await shot(q, `reset-password-done-${locale}`);
       // The same link again: refused in the page's language.
+      // The sign-in shown first: two hash changes in a row can reach the page after both, each handler
+      // then reading the link, and the page (already on it) would not change.
       await q.goto(`${app.url}/console#/`);
+      await q.locator('#email').waitFor();
       await q.goto(link);
       await q.fill('#new-password', 'yet another passphrase');
       await q.fill('#new-password-again', 'yet another passphrase');
