@@ -217,6 +217,21 @@ for (const k of ks) {
       .slice(0, 8)
       .map((r) => `${photos[r.photo]!.label} as ${r.best!.label} (${f3(r.best!.score)})`);
     if (shown.length) console.log(`  strangers admitted, highest first: ${shown.join('; ')}`);
+    // Enrolled people taken for someone else, by pair (one pair under two names shows as one line).
+    const pairs = new Map<string, number[]>();
+    for (const r of runs.flatMap((run) => run.results)) {
+      if (r.stranger || answerOf(photos, r, policy) !== 'wrong_person') continue;
+      const pair = `${photos[r.photo]!.label} as ${r.best!.label}`;
+      pairs.set(pair, [...(pairs.get(pair) ?? []), r.best!.score]);
+    }
+    const byPair = [...pairs]
+      .sort((a, b) => b[1].length - a[1].length)
+      .slice(0, 8)
+      .map(
+        ([pair, scores]) =>
+          `${pair} (${scores.length}; ${f3(Math.min(...scores))}-${f3(Math.max(...scores))})`,
+      );
+    if (byPair.length) console.log(`  wrong person admitted, by pair: ${byPair.join('; ')}`);
   }
 }
 
