@@ -69,7 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const running = await startServer(runtime);
   // Handed out ready, as a deployment routes traffic once the readiness probe answers 200: the stored
   // galleries loaded (a start no longer spends the OpenAPI document's build, which used to cover it).
-  while (!runtime.deps.gallery.ready()) await new Promise((resolve) => setTimeout(resolve, 5));
+  await runtime.deps.gallery.warm();
 
   return {
     url: running.url,

@@ -209,8 +209,8 @@ for (const k of ks) {
     console.log(row('retake (enrolled)', c.retake!, `${result.genuineProbes}`));
     console.log(row('retake (strangers)', c.strangerRetake!, `${result.strangerProbes}`));
     // Who got in: a reader can tell label noise (one person under two names, twins) from real errors.
-    const admittedStrangers = runs
-      .flatMap((run) => run.results)
+    const results = runs.flatMap((run) => run.results);
+    const admittedStrangers = results
       .filter((r) => r.stranger && answerOf(photos, r, policy) === 'admitted')
       .sort((a, b) => b.best!.score - a.best!.score);
     const shown = admittedStrangers
@@ -219,10 +219,12 @@ for (const k of ks) {
     if (shown.length) console.log(`  strangers admitted, highest first: ${shown.join('; ')}`);
     // Enrolled people taken for someone else, by pair (one pair under two names shows as one line).
     const pairs = new Map<string, number[]>();
-    for (const r of runs.flatMap((run) => run.results)) {
+    for (const r of results) {
       if (r.stranger || answerOf(photos, r, policy) !== 'wrong_person') continue;
       const pair = `${photos[r.photo]!.label} as ${r.best!.label}`;
-      pairs.set(pair, [...(pairs.get(pair) ?? []), r.best!.score]);
+      const scores = pairs.get(pair) ?? [];
+      scores.push(r.best!.score);
+      pairs.set(pair, scores);
     }
     const byPair = [...pairs]
       .sort((a, b) => b[1].length - a[1].length)

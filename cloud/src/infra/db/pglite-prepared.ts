@@ -107,7 +107,6 @@ export function withPreparedStatements(pg: PGlite): PGlite {
   const query = async <T>(sql: string, params: unknown[] = [], given?: QueryOptions): Promise<Results<T>> => {
     const options = adopt(given);
     if (!prepared(sql)) return pg.query<T>(sql, params, options);
-    await pg.waitReady;
     return pg._runExclusiveTransaction(() =>
       pg._runExclusiveQuery(async () => {
         const results = await run<T>(sql, params, options);

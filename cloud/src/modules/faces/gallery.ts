@@ -65,6 +65,7 @@ export interface FaceGallery {
   /**
    * Loads every stored snapshot, biggest first, then (without waiting) the galleries of tenants
    * that have templates but no snapshot. Resolves when the snapshots are loaded; never rejects.
+   * Runs once: a later call returns the same promise (what readiness waits for).
    */
   warm(): Promise<void>;
   /** Whether `warm`'s snapshot loads are done (readiness). */
@@ -133,6 +134,7 @@ export function createFaceGallery(deps: {
   const tenants = new Map<string, Map<string, TenantGallery>>();
   const loading = new Map<string, Promise<TenantGallery>>();
   let warmed = false;
+  let warming: Promise<void> | undefined;
   let closed = false;
 
   function add(gallery: TenantGallery, row: TemplateRow) {
@@ -360,6 +362,45 @@ export function createFaceGallery(deps: {
     return { alive, added: unknown.length };
   }
 
+  /** `warm`'s work (FaceGallery.warm), run once. */
+  async function warmAll(): Promise<void> {
+    try {
+      if (!snapshots) return;
+      for (const head of await store.heads()) {
+        if (closed) return;
+        await loaded(head.tenantId, head.modelId).catch((err: unknown) =>
+          deps.logger?.warn(
+            { tenantId: head.tenantId, err: err instanceof Error ? err.message : String(err) },
+            'gallery not loaded at start',
+          ),
+        );
+      }
+      // Chunk files a stop left behind (written, never made current, or replaced but not yet removed).
+      void store.sweep().catch((err: unknown) => sweepFailed(undefined, err));
+      // Tenants with templates and no snapshot yet (e.g. the first start with snapshots): from the
+      // rows, after readiness, one at a time; each writes its snapshot.
+      void (async () => {
+        const without = await prisma.$queryRaw<Array<{ tenant_id: string; model_id: string }>>`
+          SELECT DISTINCT t.tenant_id, t.model_id FROM face_templates t
+           WHERE NOT EXISTS (SELECT 1 FROM face_gallery_snapshots s
+                              WHERE s.tenant_id = t.tenant_id AND s.model_id = t.model_id)`;
+        for (const row of without) if (!closed) await loaded(row.tenant_id, row.model_id);
+      })().catch((err: unknown) =>
+        deps.logger?.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'galleries not loaded at start',
+        ),
+      );
+    } catch (err) {
+      deps.logger?.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'gallery snapshots not loaded at start',
+      );
+    } finally {
+      warmed = true;
+    }
+  }
+
   return {
     async search(tenantId, modelId, embedding, k, among) {
       const gallery = await loaded(tenantId, modelId);
@@ -431,42 +472,9 @@ export function createFaceGallery(deps: {
     size(tenantId, modelId) {
       return tenants.get(tenantId)?.get(modelId)?.templates.size;
     },
-    async warm() {
-      try {
-        if (!snapshots) return;
-        for (const head of await store.heads()) {
-          if (closed) return;
-          await loaded(head.tenantId, head.modelId).catch((err: unknown) =>
-            deps.logger?.warn(
-              { tenantId: head.tenantId, err: err instanceof Error ? err.message : String(err) },
-              'gallery not loaded at start',
-            ),
-          );
-        }
-        // Chunk files a stop left behind (written, never made current, or replaced but not yet removed).
-        void store.sweep().catch((err: unknown) => sweepFailed(undefined, err));
-        // Tenants with templates and no snapshot yet (e.g. the first start with snapshots): from the
-        // rows, after readiness, one at a time; each writes its snapshot.
-        void (async () => {
-          const without = await prisma.$queryRaw<Array<{ tenant_id: string; model_id: string }>>`
-            SELECT DISTINCT t.tenant_id, t.model_id FROM face_templates t
-             WHERE NOT EXISTS (SELECT 1 FROM face_gallery_snapshots s
-                                WHERE s.tenant_id = t.tenant_id AND s.model_id = t.model_id)`;
-          for (const row of without) if (!closed) await loaded(row.tenant_id, row.model_id);
-        })().catch((err: unknown) =>
-          deps.logger?.warn(
-            { err: err instanceof Error ? err.message : String(err) },
-            'galleries not loaded at start',
-          ),
-        );
-      } catch (err) {
-        deps.logger?.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'gallery snapshots not loaded at start',
-        );
-      } finally {
-        warmed = true;
-      }
+    warm() {
+      warming ??= warmAll();
+      return warming;
     },
     ready: () => warmed,
     async flush() {
