@@ -2,7 +2,7 @@
 // bumped with a single atomic upsert, so limits hold behind a load balancer (PostgreSQL and PGlite).
 import type { Clock } from '../infra/clock.js';
 import { Prisma } from '../generated/prisma/client.js';
-import { PREPARED, type Database } from '../infra/db/index.js';
+import type { Database } from '../infra/db/index.js';
 import { AppError } from './errors.js';
 
 export interface RateLimitRule {
@@ -49,7 +49,7 @@ interface BucketRow {
   reset_at: Date;
 }
 
-export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): RateLimiter {
+export function createRateLimiter(db: Pick<Database, 'prisma' | 'sql'>, clock: Clock): RateLimiter {
   const secondsUntil = (resetAt: Date, now: Date) =>
     Math.max(1, Math.ceil((resetAt.getTime() - now.getTime()) / 1000));
   /** One hit against each key, one statement; the states in the order of `limits`. */
@@ -64,12 +64,12 @@ export function createRateLimiter(db: Pick<Database, 'prisma'>, clock: Clock): R
       ({ key, rule }) => Prisma.sql`(${key}, 1, ${new Date(now.getTime() + rule.windowMs)})`,
     );
     // A window that has ended restarts at 1 in the same statement: no read-then-write race.
-    const rows = await db.prisma.$queryRaw<BucketRow[]>`${PREPARED}
+    const rows = await db.sql.query<BucketRow>(Prisma.sql`
       INSERT INTO rate_limit_buckets (key, count, reset_at) VALUES ${Prisma.join(values)}
       ON CONFLICT (key) DO UPDATE SET
         count = CASE WHEN rate_limit_buckets.reset_at <= ${now} THEN 1 ELSE rate_limit_buckets.count + 1 END,
         reset_at = CASE WHEN rate_limit_buckets.reset_at <= ${now} THEN EXCLUDED.reset_at ELSE rate_limit_buckets.reset_at END
-      RETURNING key, count, reset_at`;
+      RETURNING key, count, reset_at`);
     const byKey = new Map(rows.map((row) => [row.key, row]));
     return limits.map(({ key, rule }) => {
       const row = byKey.get(key)!;

@@ -8,11 +8,13 @@ import type pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from '../../generated/prisma/client.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { directOnPGlite, directOnPool, type DirectSql } from './direct.js';
 import { acquireDataDirLock } from './lock.js';
 import { migrate, type MigrationConnection } from './migrate.js';
 import { withPreparedStatements } from './pglite-prepared.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
+export { viaPrisma, type DirectSql } from './direct.js';
 export { newId } from './ids.js';
 export { MigrationError } from './migrate.js';
 export { DataDirLockedError } from './lock.js';
@@ -24,12 +26,19 @@ export { PREPARED } from './pglite-prepared.js';
  */
 export type Tx = Prisma.TransactionClient;
 
-/** A write refused by a unique index (Prisma's P2002), e.g. a taken externalId or a concurrent duplicate. */
-export const isUniqueViolation = (error: unknown): boolean =>
-  (error as { code?: string } | null)?.code === 'P2002';
+/**
+ * A write refused by a unique index (Prisma's P2002, or SQLSTATE 23505 from `db.sql`), e.g. a taken
+ * externalId or a concurrent duplicate.
+ */
+export const isUniqueViolation = (error: unknown): boolean => {
+  const code = (error as { code?: string } | null)?.code;
+  return code === 'P2002' || code === '23505';
+};
 
 /** The foreign key a raw statement violated (its constraint's name), if that is why it failed. */
 export function violatedForeignKey(error: unknown): string | undefined {
+  const driver = error as { code?: string; constraint?: string } | null;
+  if (driver?.code === '23503') return driver.constraint;
   const cause = (
     error as {
       meta?: { driverAdapterError?: { cause?: { kind?: string; constraint?: { index?: string } } } };
@@ -40,6 +49,8 @@ export function violatedForeignKey(error: unknown): string | undefined {
 
 export interface Database {
   prisma: PrismaClient;
+  /** Hot statements outside transactions, straight to the driver (direct.ts). */
+  sql: DirectSql;
   kind: 'pglite' | 'postgres';
   /**
    * The service's data directory when the embedded database lives in it (PGlite on disk): one process
@@ -98,6 +109,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
+    sql: directOnPool(pool),
     kind: 'postgres',
     ping: async () => {
       await prisma.$queryRaw`SELECT 1`;
@@ -133,9 +145,11 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
 
   const pglite = db;
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(withPreparedStatements(pglite)) });
+  const prepared = withPreparedStatements(pglite);
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(prepared.instance) });
   return {
     prisma,
+    sql: directOnPGlite(prepared),
     kind: 'pglite',
     ...(dir ? { dataDir: options.dataDir } : {}),
     ping: async () => {

@@ -1,17 +1,17 @@
-// Less of PGlite's event-loop work per statement, for the Prisma adapter (the instance's only user once
-// the migrations ran):
+// Less of PGlite's event-loop work per statement, for the Prisma adapter and for the statements run
+// straight on the instance (direct.ts):
 // - Named prepared statements for those a check-in runs every time. `PGlite.query` parses, analyses
 //   and plans its text at every call: for the webhook claim about 1 ms of planning against 1 ms of
-//   execution. A statement marked with `PREPARED` is parsed once per database, then bound and executed
-//   by name, so PostgreSQL plans it once (a generic plan, once its cost proves no worse than the custom
-//   ones). Only marked statements: a generic plan does not see the parameters' values, so an expression
-//   of them is no longer folded to a constant (a bulk statement with `decode($1, 'base64')` would
-//   evaluate it once per row). Mark statements whose parameters are plain values. On PostgreSQL the
-//   mark is a comment.
+//   execution. A statement marked with `PREPARED` (or run through `run`) is parsed once per database,
+//   then bound and executed by name, so PostgreSQL plans it once (a generic plan, once its cost proves
+//   no worse than the custom ones). Only such statements: a generic plan does not see the parameters'
+//   values, so an expression of them is no longer folded to a constant (a bulk statement with
+//   `decode($1, 'base64')` would evaluate it once per row). Mark statements whose parameters are plain
+//   values. On PostgreSQL the mark is a comment.
 // - The adapter's result parsers made the instance's own. PGlite merges a call's `parsers` into its
 //   defaults at every call (`{ ...defaults, ...parsers }`, 318 keys: 0.2 ms quiet, 0.4-0.8 ms under
 //   load, more than many statements' execution); the adapter passes the same object every time, so it
-//   is merged once.
+//   is merged once. `run` parses with PGlite's own parsers, kept aside before that.
 import {
   parse,
   protocol,
@@ -40,12 +40,19 @@ interface Statement {
   rowDescription?: BackendMessage;
 }
 
-/**
- * The PGlite instance with `query`, in and out of transactions, running marked statements prepared.
- * Everything else is the instance's own.
- */
-export function withPreparedStatements(pg: PGlite): PGlite {
+export interface PreparedPGlite {
+  /** The instance for the Prisma adapter: `query`, in and out of transactions, runs marked statements prepared. Everything else is the instance's own. */
+  instance: PGlite;
+  /**
+   * Runs a statement prepared, outside any transaction, its rows parsed with PGlite's own parsers
+   * (not the adapter's): timestamptz as Date, json parsed, int4 as number, arrays as arrays.
+   */
+  run<T>(sql: string, params: unknown[]): Promise<Results<T>>;
+}
+
+export function withPreparedStatements(pg: PGlite): PreparedPGlite {
   const statements = new Map<string, Statement>();
+  const ownParsers = { ...pg.parsers };
   let adopted: QueryOptions['parsers'];
   /** The call's options without its parsers once they are the instance's (only ever one set). */
   function adopt(options: QueryOptions | undefined): QueryOptions | undefined {
@@ -82,6 +89,7 @@ export function withPreparedStatements(pg: PGlite): PGlite {
     sql: string,
     params: unknown[],
     options: QueryOptions | undefined,
+    parsers = pg.parsers,
   ): Promise<Results<T>> {
     const statement = statements.get(sql) ?? (await prepare(sql));
     const { paramTypes } = statement;
@@ -98,22 +106,31 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       protocol.serialize.execute({}),
     );
     if (statement.rowDescription) messages.unshift(statement.rowDescription);
-    return parse.parseResults(messages, pg.parsers, options)[0] as Results<T>;
+    return parse.parseResults(messages, parsers, options)[0] as Results<T>;
   }
 
   const prepared = (sql: string) =>
     sql.startsWith(MARK) && (statements.has(sql) || statements.size < MAX_STATEMENTS);
 
-  const query = async <T>(sql: string, params: unknown[] = [], given?: QueryOptions): Promise<Results<T>> => {
-    const options = adopt(given);
-    if (!prepared(sql)) return pg.query<T>(sql, params, options);
-    return pg._runExclusiveTransaction(() =>
+  /** A statement prepared, outside transactions: waits for a transaction in progress to end. */
+  const alone = <T>(
+    sql: string,
+    params: unknown[],
+    options: QueryOptions | undefined,
+    parsers = pg.parsers,
+  ) =>
+    pg._runExclusiveTransaction(() =>
       pg._runExclusiveQuery(async () => {
-        const results = await run<T>(sql, params, options);
+        const results = await run<T>(sql, params, options, parsers);
         await pg.syncToFs();
         return results;
       }),
     );
+
+  const query = async <T>(sql: string, params: unknown[] = [], given?: QueryOptions): Promise<Results<T>> => {
+    const options = adopt(given);
+    if (!prepared(sql)) return pg.query<T>(sql, params, options);
+    return alone<T>(sql, params, options);
   };
 
   const transaction = <T>(callback: (tx: Transaction) => Promise<T>): Promise<T> =>
@@ -130,7 +147,7 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       ),
     );
 
-  return new Proxy(pg, {
+  const instance = new Proxy(pg, {
     get(target, property) {
       if (property === 'query') return query;
       if (property === 'transaction') return transaction;
@@ -138,4 +155,11 @@ export function withPreparedStatements(pg: PGlite): PGlite {
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+  return {
+    instance,
+    run: <T>(sql: string, params: unknown[]) =>
+      statements.has(sql) || statements.size < MAX_STATEMENTS
+        ? alone<T>(sql, params, undefined, ownParsers)
+        : pg.query<T>(sql, params, { parsers: ownParsers }),
+  };
 }

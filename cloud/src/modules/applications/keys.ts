@@ -11,9 +11,9 @@ import type { ActorOf } from '../../http/actor.js';
 import { AppError } from '../../http/errors.js';
 import type { Clock } from '../../infra/clock.js';
 import { hashToken, randomToken } from '../../infra/crypto.js';
-import { newId, PREPARED, type Database, type Tx } from '../../infra/db/index.js';
+import { newId, type Database, type Tx } from '../../infra/db/index.js';
 import { tenantSettingsOf } from '../tenants/settings.js';
-import type { ApiKey, Application } from '../../generated/prisma/client.js';
+import { Prisma, type ApiKey, type Application } from '../../generated/prisma/client.js';
 
 export type Environment = 'sandbox' | 'live';
 
@@ -73,7 +73,7 @@ export async function authenticateApiKey(
 ): Promise<ActorOf<'apiKey'>> {
   if (!KEY_SHAPE.test(key)) throw invalidKey();
   // A sandbox's public paths use its live tenant's slug (tenants/service.ts `tenantBySlug`).
-  const [row] = await deps.db.prisma.$queryRaw<KeyRow[]>`${PREPARED}
+  const [row] = await deps.db.sql.query<KeyRow>(Prisma.sql`
     SELECT k.id, k.tenant_id, k.application_id, k.status, k.scopes, k.last_used_at,
            a.environment, a.deleted_at IS NOT NULL AS application_deleted,
            t.status AS tenant_status, t.settings, t.face_model_id,
@@ -82,7 +82,7 @@ export async function authenticateApiKey(
       JOIN applications a ON a.id = k.application_id
       JOIN tenants t ON t.id = k.tenant_id
       LEFT JOIN tenants live ON live.id = t.sandbox_of_id
-     WHERE k.key_hash = ${hashToken(key)}`;
+     WHERE k.key_hash = ${hashToken(key)}`);
   if (!row || row.status !== 'active' || row.application_deleted || row.tenant_status !== 'active') {
     throw invalidKey();
   }

@@ -7,7 +7,8 @@ import { createHmac } from 'node:crypto';
 import type { ChallengeAction } from '@portico/checkin-policy';
 import type { Clock } from '../../infra/clock.js';
 import { safeEqual } from '../../infra/crypto.js';
-import { newId, PREPARED, type Database } from '../../infra/db/index.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { newId, type Database } from '../../infra/db/index.js';
 import { AppError } from '../../http/errors.js';
 
 export const NONCE_TTL_MS = 120_000;
@@ -50,11 +51,11 @@ export function createNonceService(deps: { db: Database; clock: Clock; key: Uint
       const expiresAt = new Date(Number(exp) * 1000);
       if (!(expiresAt > now)) throw invalid('has expired');
       // Spent in one statement: the row exists already when the nonce was used before.
-      const spent = await deps.db.prisma.$queryRaw<{ id: string }[]>`${PREPARED}
+      const spent = await deps.db.sql.query<{ id: string }>(Prisma.sql`
         INSERT INTO liveness_nonces (id, tenant_id, challenge, expires_at, used_at, created_at)
         VALUES (${id}, ${tenantId}, ${asked}, ${expiresAt}, ${now}, ${now})
         ON CONFLICT (id) DO NOTHING
-        RETURNING id`;
+        RETURNING id`);
       if (spent.length === 0) throw invalid('was already used');
       return asked;
     },

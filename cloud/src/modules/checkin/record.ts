@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { newId, PREPARED, violatedForeignKey, type Tx } from '../../infra/db/index.js';
+import { newId, PREPARED, viaPrisma, violatedForeignKey, type DirectSql } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
@@ -171,15 +171,18 @@ export async function recordCheckin(
       }),
       known ? Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}` : undefined,
     );
-  /** Runs the check-in's statement; a person erased since the gallery's read is 404, nothing written. */
-  async function writeAndName(client: Pick<Tx, '$queryRaw' | '$executeRaw'>, written: Prisma.Sql) {
+  /**
+   * Runs the check-in's statement (`db.sql` outside a transaction, the transaction's client inside);
+   * a person erased since the gallery's read is 404, nothing written.
+   */
+  async function writeAndName(client: DirectSql, written: Prisma.Sql) {
     const statement = Prisma.sql`${PREPARED}${written}`;
     if (!known) {
-      await client.$executeRaw(statement);
+      await client.execute(statement);
       return;
     }
     try {
-      const [row] = await client.$queryRaw<{ name: string }[]>(statement);
+      const [row] = await client.query<{ name: string }>(statement);
       person!.name = row?.name ?? '';
     } catch (error) {
       if (violatedForeignKey(error)?.endsWith('_person_id_fkey')) throw notFound('Person');
@@ -220,7 +223,7 @@ export async function recordCheckin(
                           WHERE id = ${guest.id}`,
             ]
           : [];
-      await writeAndName(tx, write(decision, guestIn));
+      await writeAndName(viaPrisma(tx), write(decision, guestIn));
       return decision;
     });
   } else {
@@ -230,7 +233,7 @@ export async function recordCheckin(
     else if (attempt.verdict === 'not_recognised' || (!person && !attempt.guest))
       result = { outcome: 'denied', reason: 'not_recognised' };
     else result = admitted(null);
-    await writeAndName(prisma, write(result));
+    await writeAndName(deps.db.sql, write(result));
   }
   deps.outbox.notify('events');
 

@@ -28,7 +28,7 @@ import {
 } from '@portico/face-engine';
 import type { Clock } from '../../infra/clock.js';
 import type { Cipher } from '../../infra/crypto.js';
-import { PREPARED, type Database } from '../../infra/db/index.js';
+import type { Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { CHUNK_TEMPLATES, createSnapshotStore, type SnapshotChunk } from './snapshot.js';
@@ -117,7 +117,7 @@ interface TemplateRow {
 }
 
 export function createFaceGallery(deps: {
-  db: Pick<Database, 'prisma' | 'dataDir'>;
+  db: Pick<Database, 'prisma' | 'sql' | 'dataDir'>;
   cipher: Cipher;
   clock: Clock;
   /** Snapshot failures are logged (tenant, model, counts, the error's message: never a template). */
@@ -352,8 +352,8 @@ export function createFaceGallery(deps: {
     const recent = newSince
       ? Prisma.sql`(model_id = ${modelId} AND created_at > ${newSince})`
       : Prisma.sql`FALSE`;
-    const rows = await prisma.$queryRaw<Pick<TemplateRow, 'id' | 'person_id'>[]>`${PREPARED}
-      SELECT id, person_id FROM face_templates WHERE tenant_id = ${tenantId} AND (${byId} OR ${recent})`;
+    const rows = await deps.db.sql.query<Pick<TemplateRow, 'id' | 'person_id'>>(Prisma.sql`
+      SELECT id, person_id FROM face_templates WHERE tenant_id = ${tenantId} AND (${byId} OR ${recent})`);
     const alive = new Set(rows.map((row) => row.id));
     const unknown = rows
       .filter((row) => gallery.templates.get(row.person_id) !== row.id)

@@ -3,7 +3,8 @@
 import type { WebhookPayload } from '@portico/contract';
 import type { Bus } from '../../infra/bus.js';
 import type { Clock } from '../../infra/clock.js';
-import { PREPARED, type Database } from '../../infra/db/index.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 
 const LEASE_MS = 30_000;
@@ -22,7 +23,7 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
     /** Publishes every event that is due; true when a full batch was taken (there may be more). */
     async runOnce(): Promise<boolean> {
       const now = deps.clock.now();
-      const rows = await prisma.$queryRaw<ClaimedEvent[]>`${PREPARED}
+      const rows = await deps.db.sql.query<ClaimedEvent>(Prisma.sql`
         UPDATE outbox_events e
            SET locked_until = ${new Date(now.getTime() + LEASE_MS)}, bus_attempts = e.bus_attempts + 1
           FROM (SELECT id FROM outbox_events
@@ -33,7 +34,7 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
                  LIMIT ${BATCH}
                  FOR UPDATE SKIP LOCKED) due
          WHERE e.id = due.id
-        RETURNING e.id, e.payload, e.bus_attempts`;
+        RETURNING e.id, e.payload, e.bus_attempts`);
       // In order, so a subscriber sees a tenant's events in the order they happened; the published
       // ones are marked together after the batch (one statement: if the process dies before it, their
       // leases run out and they are published again, as a broker's at-least-once allows).
@@ -55,9 +56,9 @@ export function createBusPublisher(deps: { db: Database; bus: Bus; clock: Clock;
         }
       }
       if (published.length > 0) {
-        await prisma.$executeRaw`${PREPARED}
+        await deps.db.sql.execute(Prisma.sql`
           UPDATE outbox_events SET bus_published_at = ${deps.clock.now()}, locked_until = NULL
-           WHERE id = ANY(${published}::text[])`;
+           WHERE id = ANY(${published}::text[])`);
       }
       return rows.length === BATCH;
     },

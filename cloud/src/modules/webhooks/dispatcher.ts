@@ -8,9 +8,10 @@
 // every other tenant's flow on.
 import { createHmac } from 'node:crypto';
 import type { WebhookPayload } from '@portico/contract';
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Cipher } from '../../infra/crypto.js';
-import { newId, PREPARED, type Database } from '../../infra/db/index.js';
+import { newId, type Database } from '../../infra/db/index.js';
 import type { Logger } from '../../infra/logger.js';
 import { webhookSecretContext } from '../tenants/provision.js';
 import { BlockedAddressError, postJson } from './post.js';
@@ -112,7 +113,7 @@ export function createWebhookDispatcher(deps: {
     // the first of every tenant goes before the second of any. A row whose URL is no longer the
     // tenant's webhookUrl is taken regardless: it is cancelled without a request.
     // The payload and the tenant's (encrypted) secrets come back with the claim: one round trip.
-    return prisma.$queryRaw<ClaimedRow[]>`${PREPARED}
+    return deps.db.sql.query<ClaimedRow>(Prisma.sql`
       WITH in_flight AS (
         SELECT tenant_id, count(*)::int AS n FROM webhook_deliveries
          WHERE status = 'delivering' AND locked_until > ${now}
@@ -157,7 +158,7 @@ export function createWebhookDispatcher(deps: {
                 encode(t.webhook_secret_enc, 'base64') AS secret,
                 CASE WHEN t.webhook_secret_prev_until > ${now}
                      THEN encode(t.webhook_secret_prev_enc, 'base64') END AS previous_secret,
-                (SELECT count(*)::int FROM ranked) AS due`;
+                (SELECT count(*)::int FROM ranked) AS due`);
   }
 
   /** The delivery is for a URL the tenant no longer has: recorded as cancelled, nothing is sent. */
@@ -252,7 +253,7 @@ export function createWebhookDispatcher(deps: {
     // The attempt's log row, the tenant's circuit and the delivery's new state in one statement
     // (atomic, one round trip). A success closes the circuit; a failure counts, and the failure that
     // reaches the threshold (or a failed probe after it) opens it for CIRCUIT_OPEN_MS.
-    const [circuit] = await prisma.$queryRaw<{ open_until: Date | null }[]>`${PREPARED}
+    const [circuit] = await deps.db.sql.query<{ open_until: Date | null }>(Prisma.sql`
       WITH logged AS (
         INSERT INTO webhook_attempts (id, tenant_id, delivery_id, attempt, status_code, error, duration_ms,
                                       response_excerpt, created_at)
@@ -281,7 +282,7 @@ export function createWebhookDispatcher(deps: {
                next_attempt_at = COALESCE(${nextAttemptAt}::timestamptz, next_attempt_at)
          WHERE id = ${row.id}
       )
-      SELECT open_until FROM failed`;
+      SELECT open_until FROM failed`);
     deps.logger.info(
       {
         deliveryId: row.id,
