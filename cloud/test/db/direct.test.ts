@@ -1,14 +1,8 @@
 // `db.sql` (src/infra/db/direct.ts): hot statements sent straight to the driver answer as Prisma's
-// `$queryRaw` answers the same statement, on PGlite and on PostgreSQL.
+// `$queryRaw` answers the same statement, in and out of transactions, on PGlite and on PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../../src/generated/prisma/client.js';
-import {
-  isUniqueViolation,
-  newId,
-  viaPrisma,
-  violatedForeignKey,
-  type Database,
-} from '../../src/infra/db/index.js';
+import { isUniqueViolation, newId, violatedForeignKey, type Database } from '../../src/infra/db/index.js';
 import { createTestDatabase, testBackend } from '../support/database.js';
 
 let db: Database;
@@ -53,8 +47,41 @@ describe(`db.sql on ${testBackend}`, () => {
     });
     expect(row!.created_at).toBeInstanceOf(Date);
     expect(await db.sql.query(everyKind(newId(), at))).toEqual([]);
-    // The same shape through a transaction's client.
-    expect(await db.prisma.$transaction((tx) => viaPrisma(tx).query(everyKind(id, at)))).toEqual(byPrisma);
+    expect(await db.sql.transaction((tx) => tx.query(everyKind(id, at)))).toEqual(byPrisma);
+  });
+
+  it('commits a transaction when it returns and rolls it back when it throws, a failed statement included', async () => {
+    const id = await tenant('Before');
+    const nameOf = async () =>
+      (await db.sql.query<{ name: string }>(Prisma.sql`SELECT name FROM tenants WHERE id = ${id}`))[0]!.name;
+    const rename = (name: string) => Prisma.sql`UPDATE tenants SET name = ${name} WHERE id = ${id}`;
+    expect(
+      await db.sql.transaction(async (tx) => {
+        await tx.query(Prisma.sql`SELECT id FROM tenants WHERE id = ${id} FOR UPDATE`);
+        return tx.execute(rename('Committed'));
+      }),
+    ).toBe(1);
+    expect(await nameOf()).toBe('Committed');
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.execute(rename('Inside'));
+        expect(
+          (await tx.query<{ name: string }>(Prisma.sql`SELECT name FROM tenants WHERE id = ${id}`))[0]!.name,
+        ).toBe('Inside');
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    expect(await nameOf()).toBe('Committed');
+    await expect(
+      db.sql.transaction(async (tx) => {
+        await tx.execute(rename('Half'));
+        await tx.query(Prisma.sql`SELECT 1 / ${0}::int AS x`);
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await nameOf()).toBe('Committed');
+    // The connection is whole again: the next transaction and statement run.
+    expect(await db.sql.transaction((tx) => tx.execute(rename('After')))).toBe(1);
+    expect(await nameOf()).toBe('After');
   });
 
   it('writes bytes as they are and counts the rows it changed', async () => {

@@ -1,5 +1,5 @@
-// The statements a check-in runs every time, outside transactions, sent straight to the driver instead
-// of through Prisma's client (issue 28). Prisma's `$queryRaw` costs about 0.13 ms of the event loop
+// The statements a check-in runs every time, sent straight to the driver instead of through Prisma's
+// client (issue 28). Prisma's `$queryRaw` costs about 0.13 ms of the event loop
 // per statement on a quiet machine (a one-row read: 223 µs through it, 98 µs straight to the PGlite
 // wrapper) and twice that under load; a check-in by face runs nine such statements.
 // - Every statement is prepared (see pglite-prepared.ts for why that needs plain parameter values):
@@ -8,18 +8,26 @@
 //   another kind is an error (add it there, with its case in test/db/direct.test.ts).
 // - Errors are the driver's (`code` is the SQLSTATE); `violatedForeignKey` and `isUniqueViolation`
 //   read both kinds.
-// Inside a transaction, use the transaction's client: `viaPrisma(tx)` gives it the same shape.
+// - `transaction` runs several atomically (a check-in at an event: the event's lock, its rules, the
+//   check-in), also without Prisma.
 import type pg from 'pg';
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { Tx } from './index.js';
-import type { PreparedPGlite } from './pglite-prepared.js';
+import type { PreparedPGlite, PreparedRun } from './pglite-prepared.js';
 
 export interface DirectSql {
   /** The statement's rows. */
   query<T>(statement: Prisma.Sql): Promise<T[]>;
   /** The number of rows the statement changed. */
   execute(statement: Prisma.Sql): Promise<number>;
+  /**
+   * `fn`'s statements in one transaction: committed when it returns, rolled back when it throws. On
+   * PGlite (one connection) nothing else runs meanwhile: inside, use only the statements given to `fn`.
+   */
+  transaction<T>(fn: (sql: Statements) => Promise<T>): Promise<T>;
 }
+
+/** What runs inside a transaction. */
+export type Statements = Omit<DirectSql, 'transaction'>;
 
 /** Column types (PostgreSQL type oids) whose values both drivers parse as `$queryRaw` does. */
 const COLUMN_TYPES = new Map<number, string>([
@@ -44,15 +52,22 @@ function checkColumns(fields: readonly { name: string; dataTypeID: number }[], s
   }
 }
 
-export function directOnPGlite(prepared: PreparedPGlite): DirectSql {
+function pgliteStatements(runner: PreparedRun): Statements {
   async function run<T>(statement: Prisma.Sql) {
-    const results = await prepared.run<T>(statement.text, statement.values);
+    const results = await runner<T>(statement.text, statement.values);
     checkColumns(results.fields, statement.text);
     return results;
   }
   return {
     query: async <T>(statement: Prisma.Sql) => (await run<T>(statement)).rows,
     execute: async (statement) => (await run(statement)).affectedRows ?? 0,
+  };
+}
+
+export function directOnPGlite(prepared: PreparedPGlite): DirectSql {
+  return {
+    ...pgliteStatements(prepared.run),
+    transaction: (fn) => prepared.transaction((run) => fn(pgliteStatements(run))),
   };
 }
 
@@ -66,31 +81,50 @@ export function directOnPool(pool: pg.Pool): DirectSql {
     if (!name && names.size < MAX_NAMED) names.set(text, (name = `portico_${names.size}`));
     return name;
   }
-  async function run<T extends pg.QueryResultRow>(statement: Prisma.Sql) {
-    const name = nameOf(statement.text);
-    const result = await pool.query<T>({
-      text: statement.text,
-      // Bytes as a Buffer: pg sends other objects as JSON.
-      values: statement.values.map((value) =>
-        value instanceof Uint8Array && !Buffer.isBuffer(value)
-          ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-          : value,
-      ),
-      ...(name && { name }),
-    });
-    checkColumns(result.fields, statement.text);
-    return result;
-  }
-  return {
-    query: async <T>(statement: Prisma.Sql) => (await run(statement)).rows as T[],
-    execute: async (statement) => (await run(statement)).rowCount ?? 0,
+  const statements = (client: pg.Pool | pg.PoolClient): Statements => {
+    async function run<T extends pg.QueryResultRow>(statement: Prisma.Sql) {
+      const name = nameOf(statement.text);
+      const result = await client.query<T>({
+        text: statement.text,
+        // Bytes as a Buffer: pg sends other objects as JSON.
+        values: statement.values.map((value) =>
+          value instanceof Uint8Array && !Buffer.isBuffer(value)
+            ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+            : value,
+        ),
+        ...(name && { name }),
+      });
+      checkColumns(result.fields, statement.text);
+      return result;
+    }
+    return {
+      query: async <T>(statement: Prisma.Sql) => (await run(statement)).rows as T[],
+      execute: async (statement) => (await run(statement)).rowCount ?? 0,
+    };
   };
-}
-
-/** A Prisma client or transaction with the same shape, for code that runs in and out of transactions. */
-export function viaPrisma(client: Pick<Tx, '$queryRaw' | '$executeRaw'>): DirectSql {
   return {
-    query: <T>(statement: Prisma.Sql) => client.$queryRaw<T[]>(statement),
-    execute: (statement) => client.$executeRaw(statement),
+    ...statements(pool),
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+      } catch (error) {
+        client.release(error as Error);
+        throw error;
+      }
+      try {
+        const result = await fn(statements(client));
+        await client.query('COMMIT');
+        client.release();
+        return result;
+      } catch (error) {
+        // A connection that cannot roll back is closed, not handed to the next caller.
+        await client.query('ROLLBACK').then(
+          () => client.release(),
+          (rollback: Error) => client.release(rollback),
+        );
+        throw error;
+      }
+    },
   };
 }

@@ -14,11 +14,10 @@ import { migrate, type MigrationConnection } from './migrate.js';
 import { withPreparedStatements } from './pglite-prepared.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
-export { viaPrisma, type DirectSql } from './direct.js';
+export type { DirectSql, Statements } from './direct.js';
 export { newId } from './ids.js';
 export { MigrationError } from './migrate.js';
 export { DataDirLockedError } from './lock.js';
-export { PREPARED } from './pglite-prepared.js';
 
 /**
  * The client inside `prisma.$transaction(async (tx) => ...)`. On PGlite there is one connection:

@@ -1,36 +1,24 @@
-// Less of PGlite's event-loop work per statement, for the Prisma adapter and for the statements run
-// straight on the instance (direct.ts):
-// - Named prepared statements for those a check-in runs every time. `PGlite.query` parses, analyses
-//   and plans its text at every call: for the webhook claim about 1 ms of planning against 1 ms of
-//   execution. A statement marked with `PREPARED` (or run through `run`) is parsed once per database,
-//   then bound and executed by name, so PostgreSQL plans it once (a generic plan, once its cost proves
-//   no worse than the custom ones). Only such statements: a generic plan does not see the parameters'
-//   values, so an expression of them is no longer folded to a constant (a bulk statement with
-//   `decode($1, 'base64')` would evaluate it once per row). Mark statements whose parameters are plain
-//   values. On PostgreSQL the mark is a comment.
-// - The adapter's result parsers made the instance's own. PGlite merges a call's `parsers` into its
-//   defaults at every call (`{ ...defaults, ...parsers }`, 318 keys: 0.2 ms quiet, 0.4-0.8 ms under
-//   load, more than many statements' execution); the adapter passes the same object every time, so it
-//   is merged once. `run` parses with PGlite's own parsers, kept aside before that.
-import {
-  parse,
-  protocol,
-  type PGlite,
-  type QueryOptions,
-  type Results,
-  type Transaction,
-} from '@electric-sql/pglite';
-import { Prisma } from '../../generated/prisma/client.js';
+// Less of PGlite's event-loop work per statement:
+// - For the Prisma adapter, its result parsers made the instance's own. PGlite merges a call's
+//   `parsers` into its defaults at every call (`{ ...defaults, ...parsers }`, 318 keys: 0.2 ms quiet,
+//   0.4-0.8 ms under load, more than many statements' execution); the adapter passes the same object
+//   every time, so it is merged once.
+// - For the statements run straight on the instance (direct.ts), named prepared statements.
+//   `PGlite.query` parses, analyses and plans its text at every call: for the webhook claim about 1 ms
+//   of planning against 1 ms of execution. A statement run through `run` is parsed once per database,
+//   then bound and executed by name in one call into the WebAssembly, so PostgreSQL plans it once (a
+//   generic plan, once its cost proves no worse than the custom ones). A generic plan does not see the
+//   parameters' values, so an expression of them is no longer folded to a constant (a bulk statement
+//   with `decode($1, 'base64')` would evaluate it once per row): only statements whose parameters are
+//   plain values go through `run`. Their rows are parsed with PGlite's own parsers, kept aside before
+//   the adapter's were merged.
+import { parse, protocol, type PGlite, type QueryOptions, type Results } from '@electric-sql/pglite';
 
 type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
 
-const MARK = '/* prepared */';
 const BYTEA = 17;
 
-/** Put first in a statement's SQL: `$queryRaw\`${PREPARED}SELECT ...\``. */
-export const PREPARED = Prisma.raw(`${MARK} `);
-
-/** Distinct texts kept prepared; past it, marked statements run as unmarked ones (a bug to look at). */
+/** Distinct texts kept prepared; past it, statements run unprepared (a bug to look at). */
 const MAX_STATEMENTS = 256;
 
 interface Statement {
@@ -40,18 +28,21 @@ interface Statement {
   rowDescription?: BackendMessage;
 }
 
+/** Runs one statement, prepared: its rows parsed with PGlite's own parsers. */
+export type PreparedRun = <T>(sql: string, params: unknown[]) => Promise<Results<T>>;
+
 export interface PreparedPGlite {
-  /** The instance for the Prisma adapter: `query`, in and out of transactions, runs marked statements prepared. Everything else is the instance's own. */
+  /** The instance for the Prisma adapter, the adapter's parsers merged into it once. */
   instance: PGlite;
-  /**
-   * Runs a statement prepared, outside any transaction, its rows parsed with PGlite's own parsers
-   * (not the adapter's): timestamptz as Date, json parsed, int4 as number, arrays as arrays.
-   */
-  run<T>(sql: string, params: unknown[]): Promise<Results<T>>;
+  /** Outside any transaction (waits for one in progress to end). */
+  run: PreparedRun;
+  /** A transaction whose statements `fn` runs with the `run` it is given. */
+  transaction<T>(fn: (run: PreparedRun) => Promise<T>): Promise<T>;
 }
 
 export function withPreparedStatements(pg: PGlite): PreparedPGlite {
   const statements = new Map<string, Statement>();
+  const preparable = (sql: string) => statements.has(sql) || statements.size < MAX_STATEMENTS;
   const ownParsers = { ...pg.parsers };
   let adopted: QueryOptions['parsers'];
   /** The call's options without its parsers once they are the instance's (only ever one set). */
@@ -85,12 +76,7 @@ export function withPreparedStatements(pg: PGlite): PreparedPGlite {
     return statement;
   }
 
-  async function run<T>(
-    sql: string,
-    params: unknown[],
-    options: QueryOptions | undefined,
-    parsers = pg.parsers,
-  ): Promise<Results<T>> {
+  async function execute<T>(sql: string, params: unknown[]): Promise<Results<T>> {
     const statement = statements.get(sql) ?? (await prepare(sql));
     const { paramTypes } = statement;
     const values = params.map((value, i) => {
@@ -98,7 +84,7 @@ export function withPreparedStatements(pg: PGlite): PreparedPGlite {
       // Bytes go as they are (the protocol's binary format): not as hex text, encoded here and decoded
       // again by the database (a check-in's sealed frame is tens of kilobytes).
       if (paramTypes[i] === BYTEA && ArrayBuffer.isView(value)) return value;
-      const serializer = options?.serializers?.[paramTypes[i]!] ?? pg.serializers[paramTypes[i]!];
+      const serializer = pg.serializers[paramTypes[i]!];
       return serializer ? serializer(value) : String(value);
     });
     const messages = await send(
@@ -106,60 +92,51 @@ export function withPreparedStatements(pg: PGlite): PreparedPGlite {
       protocol.serialize.execute({}),
     );
     if (statement.rowDescription) messages.unshift(statement.rowDescription);
-    return parse.parseResults(messages, parsers, options)[0] as Results<T>;
+    return parse.parseResults(messages, ownParsers)[0] as Results<T>;
   }
-
-  const prepared = (sql: string) =>
-    sql.startsWith(MARK) && (statements.has(sql) || statements.size < MAX_STATEMENTS);
-
-  /** A statement prepared, outside transactions: waits for a transaction in progress to end. */
-  const alone = <T>(
-    sql: string,
-    params: unknown[],
-    options: QueryOptions | undefined,
-    parsers = pg.parsers,
-  ) =>
-    pg._runExclusiveTransaction(() =>
-      pg._runExclusiveQuery(async () => {
-        const results = await run<T>(sql, params, options, parsers);
-        await pg.syncToFs();
-        return results;
-      }),
-    );
-
-  const query = async <T>(sql: string, params: unknown[] = [], given?: QueryOptions): Promise<Results<T>> => {
-    const options = adopt(given);
-    if (!prepared(sql)) return pg.query<T>(sql, params, options);
-    return alone<T>(sql, params, options);
-  };
-
-  const transaction = <T>(callback: (tx: Transaction) => Promise<T>): Promise<T> =>
-    pg.transaction((tx) =>
-      callback(
-        Object.assign(Object.create(tx) as Transaction, {
-          query: <R>(sql: string, params: unknown[] = [], given?: QueryOptions): Promise<Results<R>> => {
-            const options = adopt(given);
-            if (!prepared(sql)) return tx.query<R>(sql, params, options);
-            if (tx.closed) throw new Error('Transaction is closed');
-            return pg._runExclusiveQuery(() => run<R>(sql, params, options));
-          },
-        }),
-      ),
-    );
 
   const instance = new Proxy(pg, {
     get(target, property) {
-      if (property === 'query') return query;
-      if (property === 'transaction') return transaction;
+      if (property === 'query') {
+        return <T>(sql: string, params?: unknown[], options?: QueryOptions) =>
+          target.query<T>(sql, params, adopt(options));
+      }
+      if (property === 'transaction') {
+        return <T>(callback: Parameters<PGlite['transaction']>[0]) =>
+          target.transaction((tx) =>
+            callback(
+              Object.assign(Object.create(tx) as typeof tx, {
+                query: <R>(sql: string, params?: unknown[], options?: QueryOptions) =>
+                  tx.query<R>(sql, params, adopt(options)),
+              }),
+            ),
+          ) as Promise<T>;
+      }
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+
   return {
     instance,
     run: <T>(sql: string, params: unknown[]) =>
-      statements.has(sql) || statements.size < MAX_STATEMENTS
-        ? alone<T>(sql, params, undefined, ownParsers)
+      preparable(sql)
+        ? pg._runExclusiveTransaction(() =>
+            pg._runExclusiveQuery(async () => {
+              const results = await execute<T>(sql, params);
+              await pg.syncToFs();
+              return results;
+            }),
+          )
         : pg.query<T>(sql, params, { parsers: ownParsers }),
+    transaction: (fn) =>
+      pg.transaction((tx) =>
+        fn(<R>(sql: string, params: unknown[]) => {
+          if (tx.closed) throw new Error('Transaction is closed');
+          return preparable(sql)
+            ? pg._runExclusiveQuery(() => execute<R>(sql, params))
+            : tx.query<R>(sql, params, { parsers: ownParsers });
+        }),
+      ),
   };
 }

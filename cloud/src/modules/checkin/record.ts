@@ -7,7 +7,7 @@ import type { AppDeps } from '../../deps.js';
 import type { Actor } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { newId, PREPARED, viaPrisma, violatedForeignKey, type DirectSql } from '../../infra/db/index.js';
+import { newId, violatedForeignKey, type Statements } from '../../infra/db/index.js';
 import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
@@ -172,17 +172,16 @@ export async function recordCheckin(
       known ? Prisma.sql`SELECT name FROM persons WHERE id = ${person!.id}` : undefined,
     );
   /**
-   * Runs the check-in's statement (`db.sql` outside a transaction, the transaction's client inside);
-   * a person erased since the gallery's read is 404, nothing written.
+   * Runs the check-in's statement (on `db.sql` or in its transaction); a person erased since the
+   * gallery's read is 404, nothing written.
    */
-  async function writeAndName(client: DirectSql, written: Prisma.Sql) {
-    const statement = Prisma.sql`${PREPARED}${written}`;
+  async function writeAndName(sql: Statements, statement: Prisma.Sql) {
     if (!known) {
-      await client.execute(statement);
+      await sql.execute(statement);
       return;
     }
     try {
-      const [row] = await client.query<{ name: string }>(statement);
+      const [row] = await sql.query<{ name: string }>(statement);
       person!.name = row?.name ?? '';
     } catch (error) {
       if (violatedForeignKey(error)?.endsWith('_person_id_fkey')) throw notFound('Person');
@@ -196,9 +195,9 @@ export async function recordCheckin(
     // The event's rules count its admissions: decided and written under the event's row lock, so
     // concurrent check-ins cannot both take the last place. Guest rows change under the same lock
     // (their change sequence is the confirmed list's checkpoint).
-    result = await prisma.$transaction(async (tx) => {
+    result = await deps.db.sql.transaction(async (tx) => {
       // The lock first, in a statement of its own: what follows reads what the previous holder committed.
-      await tx.$queryRaw`${PREPARED}SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`;
+      await tx.query(Prisma.sql`SELECT id FROM events WHERE id = ${event.id} FOR UPDATE`);
       const { guest, verdict } = await eventState(
         tx,
         event,
@@ -223,7 +222,7 @@ export async function recordCheckin(
                           WHERE id = ${guest.id}`,
             ]
           : [];
-      await writeAndName(viaPrisma(tx), write(decision, guestIn));
+      await writeAndName(tx, write(decision, guestIn));
       return decision;
     });
   } else {

@@ -11,7 +11,7 @@ import {
   type Reentry,
 } from '@portico/checkin-policy';
 import { Prisma } from '../../generated/prisma/client.js';
-import { PREPARED, type Tx } from '../../infra/db/index.js';
+import type { Statements } from '../../infra/db/index.js';
 
 type Geofence = z.infer<typeof GeofenceStatus>;
 
@@ -57,7 +57,7 @@ export interface EventState {
  * The admissions are read only when the decision needs them.
  */
 export async function eventState(
-  tx: Pick<Tx, '$queryRaw'>,
+  tx: Statements,
   event: EventRow,
   subject: { personId: string | null; guestId: string | null },
   method: string,
@@ -72,24 +72,22 @@ export async function eventState(
   const earlier = Prisma.sql`(person_id = ${personId}::text OR guest_id = g.id)`;
   const admissions =
     event.capacity !== null
-      ? Prisma.sql`SELECT COUNT(DISTINCT COALESCE(person_id, guest_id)) AS admitted, BOOL_OR(${earlier}) AS already
+      ? Prisma.sql`SELECT COUNT(DISTINCT COALESCE(person_id, guest_id))::int AS admitted, BOOL_OR(${earlier}) AS already
                      FROM check_ins
                     WHERE event_id = ${event.id} AND ${admitted} AND (person_id IS NOT NULL OR guest_id IS NOT NULL)`
       : reentryRule(event, method) === 'allow'
-        ? Prisma.sql`SELECT 0::bigint AS admitted, FALSE AS already`
+        ? Prisma.sql`SELECT 0 AS admitted, FALSE AS already`
         : // Only for someone not marked in yet: whether they were admitted before.
-          Prisma.sql`SELECT 0::bigint AS admitted,
+          Prisma.sql`SELECT 0 AS admitted,
                             CASE WHEN (${personId}::text IS NOT NULL OR g.id IS NOT NULL) AND g.checked_in_at IS NULL
                                  THEN EXISTS (SELECT 1 FROM check_ins WHERE event_id = ${event.id} AND ${admitted} AND ${earlier})
                                  ELSE FALSE END AS already`;
-  const [row] = await tx.$queryRaw<
-    {
-      guest_id: string | null;
-      checked_in_at: Date | null;
-      admitted: bigint | null;
-      already: boolean | null;
-    }[]
-  >`${PREPARED}
+  const [row] = await tx.query<{
+    guest_id: string | null;
+    checked_in_at: Date | null;
+    admitted: number | null;
+    already: boolean | null;
+  }>(Prisma.sql`
     SELECT g.id AS guest_id, g.checked_in_at, a.admitted, a.already
       FROM (SELECT 1) one
       LEFT JOIN LATERAL (
@@ -97,7 +95,7 @@ export async function eventState(
          WHERE event_id = ${event.id} AND deleted_at IS NULL AND ${which}
          ORDER BY checked_in_at NULLS LAST, id LIMIT 1
       ) g ON TRUE
-      LEFT JOIN LATERAL (${admissions}) a ON TRUE`;
+      LEFT JOIN LATERAL (${admissions}) a ON TRUE`);
   const guest = row?.guest_id ? { id: row.guest_id, checked_in_at: row.checked_in_at } : null;
   const alreadyIn = Boolean(guest?.checked_in_at) || row?.already === true;
   return {
