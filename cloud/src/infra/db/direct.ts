@@ -12,6 +12,7 @@
 //   check-in), also without Prisma.
 import type pg from 'pg';
 import type { Prisma } from '../../generated/prisma/client.js';
+import type { Tx } from './index.js';
 import type { PreparedPGlite, PreparedRun } from './pglite-prepared.js';
 
 export interface DirectSql {
@@ -33,6 +34,7 @@ export type Statements = Omit<DirectSql, 'transaction'>;
 const COLUMN_TYPES = new Map<number, string>([
   [16, 'bool'],
   [21, 'int2'],
+  [20, 'int8'],
   [23, 'int4'],
   [25, 'text'],
   [701, 'float8'],
@@ -74,7 +76,15 @@ export function directOnPGlite(prepared: PreparedPGlite): DirectSql {
 /** Distinct texts given a name per connection; past it, statements go unnamed. */
 const MAX_NAMED = 256;
 
-export function directOnPool(pool: pg.Pool): DirectSql {
+/** int8 as bigint, as Prisma gives it (pg gives a string). */
+const withBigInt = (types: typeof pg.types): pg.CustomTypesConfig => ({
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? BigInt : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+});
+
+/** `types`: pg's, loaded by the caller (pg is imported only when PostgreSQL is used). */
+export function directOnPool(pool: pg.Pool, types: typeof pg.types): DirectSql {
+  const parsers = withBigInt(types);
   const names = new Map<string, string>();
   function nameOf(text: string): string | undefined {
     let name = names.get(text);
@@ -92,6 +102,7 @@ export function directOnPool(pool: pg.Pool): DirectSql {
             ? Buffer.from(value.buffer, value.byteOffset, value.byteLength)
             : value,
         ),
+        types: parsers,
         ...(name && { name }),
       });
       checkColumns(result.fields, statement.text);
@@ -126,5 +137,13 @@ export function directOnPool(pool: pg.Pool): DirectSql {
         throw error;
       }
     },
+  };
+}
+
+/** A Prisma transaction with the same shape, for code shared with one (the sync batch's). */
+export function viaPrisma(tx: Pick<Tx, '$queryRaw' | '$executeRaw'>): Statements {
+  return {
+    query: <T>(statement: Prisma.Sql) => tx.$queryRaw<T[]>(statement),
+    execute: (statement) => tx.$executeRaw(statement),
   };
 }

@@ -14,7 +14,7 @@ import { migrate, type MigrationConnection } from './migrate.js';
 import { withPreparedStatements } from './pglite-prepared.js';
 
 export type { PrismaClient } from '../../generated/prisma/client.js';
-export type { DirectSql, Statements } from './direct.js';
+export { viaPrisma, type DirectSql, type Statements } from './direct.js';
 export { newId } from './ids.js';
 export { MigrationError } from './migrate.js';
 export { DataDirLockedError } from './lock.js';
@@ -108,7 +108,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
-    sql: directOnPool(pool),
+    sql: directOnPool(pool, pg.types),
     kind: 'postgres',
     ping: async () => {
       await prisma.$queryRaw`SELECT 1`;

@@ -43,7 +43,8 @@ export interface PreparedPGlite {
 export function withPreparedStatements(pg: PGlite): PreparedPGlite {
   const statements = new Map<string, Statement>();
   const preparable = (sql: string) => statements.has(sql) || statements.size < MAX_STATEMENTS;
-  const ownParsers = { ...pg.parsers };
+  // int8 as bigint, as Prisma gives it (PGlite's own parser gives a number).
+  const ownParsers = { ...pg.parsers, 20: (value: string) => BigInt(value) };
   let adopted: QueryOptions['parsers'];
   /** The call's options without its parsers once they are the instance's (only ever one set). */
   function adopt(options: QueryOptions | undefined): QueryOptions | undefined {

@@ -6,6 +6,7 @@
 //
 // Held per event in memory and brought up to date on every use with the guests changed since the
 // last read (the guests' change sequence, taken under the event's lock, also marks removals).
+import { Prisma } from '../../generated/prisma/client.js';
 import type { Database } from '../../infra/db/index.js';
 
 /** Events held at once; the least recently read is forgotten first. */
@@ -18,15 +19,19 @@ interface EventGuests {
   among: ReadonlySet<string> | null;
 }
 
-export function createEventGuestPersons(db: Pick<Database, 'prisma'>) {
+export function createEventGuestPersons(db: Pick<Database, 'sql'>) {
   const events = new Map<string, EventGuests>();
 
   return async function guestPersons(eventId: string): Promise<ReadonlySet<string> | null> {
     const held = events.get(eventId) ?? { seq: -1n, persons: new Map<string, string>(), among: null };
-    const changed = await db.prisma.$queryRaw<
-      Array<{ id: string; person_id: string | null; status: string; deleted: boolean; change_seq: bigint }>
-    >`SELECT id, person_id, status, deleted_at IS NOT NULL AS deleted, change_seq FROM guests
-       WHERE event_id = ${eventId} AND change_seq > ${held.seq} ORDER BY change_seq`;
+    const changed = await db.sql.query<{
+      id: string;
+      person_id: string | null;
+      status: string;
+      deleted: boolean;
+      change_seq: bigint;
+    }>(Prisma.sql`SELECT id, person_id, status, deleted_at IS NOT NULL AS deleted, change_seq FROM guests
+                   WHERE event_id = ${eventId} AND change_seq > ${held.seq} ORDER BY change_seq`);
     for (const row of changed) {
       if (row.person_id && !row.deleted && row.status !== 'declined') held.persons.set(row.id, row.person_id);
       else held.persons.delete(row.id);

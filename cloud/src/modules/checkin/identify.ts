@@ -216,7 +216,7 @@ export function createIdentify(
       throw new AppError(400, 'invalid_nonce', 'Send the nonce of a fresh liveness challenge');
     }
     // A wrong event is the caller's mistake: refuse it before the nonce is spent and the face work.
-    const event = await loadEvent(deps.db, tenant.id, input.eventId);
+    const event = await loadEvent(deps.db.sql, tenant.id, input.eventId);
     const asked = input.nonce ? await nonces.consume(tenant.id, input.nonce) : null;
     // A caller without credentials shows the nonce's action over several frames (the nonce is spent
     // whatever the answer, so a challenge cannot be tuned against).

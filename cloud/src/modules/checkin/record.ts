@@ -12,7 +12,7 @@ import { insertRow, oneStatement } from '../../infra/db/statements.js';
 import { auditActorOf, auditInsert } from '../audit/record.js';
 import { eventInserts } from '../outbox/emit.js';
 import { getTenantSettings } from '../tenants/service.js';
-import { admission, isAdmitted, syncFlags, type Reentry } from '@portico/checkin-policy';
+import { admission, isAdmitted, syncFlags } from '@portico/checkin-policy';
 import { eventState, geofenceStatus, type EventRow } from './rules.js';
 
 interface Decision {
@@ -80,30 +80,19 @@ export interface CheckinAttempt {
 /** A recorded check-in; `flags` (SyncFlag) only in the answer to a synced one. */
 export type RecordedCheckin = CheckinResult & { flags?: string[]; receivedAt?: string };
 
-const EVENT_FIELDS = {
-  id: true,
-  status: true,
-  checkinMethods: true,
-  capacity: true,
-  reentry: true,
-  geofenceLat: true,
-  geofenceLng: true,
-  geofenceRadiusM: true,
-} as const;
-
 /** The event a check-in names (404 when it is not the tenant's or archived), or null when it names none. */
 export async function loadEvent(
-  db: Pick<AppDeps['db'], 'prisma'>,
+  sql: Statements,
   tenantId: string,
   eventId: string | undefined,
 ): Promise<EventRow | null> {
   if (!eventId) return null;
-  const event = await db.prisma.event.findFirst({
-    where: { id: eventId, tenantId, deletedAt: null },
-    select: EVENT_FIELDS,
-  });
+  const [event] = await sql.query<EventRow>(Prisma.sql`
+    SELECT id, status, checkin_methods AS "checkinMethods", capacity, reentry, geofence_lat AS "geofenceLat",
+           geofence_lng AS "geofenceLng", geofence_radius_m AS "geofenceRadiusM"
+      FROM events WHERE id = ${eventId} AND tenant_id = ${tenantId} AND deleted_at IS NULL`);
   if (!event) throw notFound('Event');
-  return { ...event, reentry: event.reentry as Reentry };
+  return event;
 }
 
 export async function recordCheckin(

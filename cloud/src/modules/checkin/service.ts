@@ -212,7 +212,7 @@ export function createCheckinService(deps: Deps) {
       if (qrExpiry(row.createdAt, settings) <= now) {
         throw new AppError(410, 'qr_token_expired', 'This QR code has expired; ask for a new one');
       }
-      const event = await loadEvent(deps.db, row.tenantId, query.eventId);
+      const event = await loadEvent(deps.db.sql, row.tenantId, query.eventId);
 
       // One admission per identity and event within the window, across processes: the first scan takes
       // the window's only slot (one atomic upsert); a refused scan gives it back, so a person turned away
@@ -270,7 +270,7 @@ export function createCheckinService(deps: Deps) {
       },
       ctx: RequestMeta,
     ) {
-      const event = await loadEvent(deps.db, actor.tenantId, body.eventId);
+      const event = await loadEvent(deps.db.sql, actor.tenantId, body.eventId);
       const guest =
         body.guestId && event
           ? await prisma.guest.findFirst({

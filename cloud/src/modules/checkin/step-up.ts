@@ -191,7 +191,7 @@ export function createStepUp(deps: Deps) {
         'A staff confirmation needs staff credentials (API key, admin or device)',
       );
     }
-    const event = await loadEvent(deps.db, tenant.id, attempt.eventId ?? undefined);
+    const event = await loadEvent(deps.db.sql, tenant.id, attempt.eventId ?? undefined);
 
     // Spent before the factor is judged: one guess per attempt, whatever happens next.
     const claimed = await prisma.stepUpAttempt.updateMany({

@@ -388,7 +388,7 @@ export function createGuestService(deps: Deps) {
           verdict: 'recognised',
           personId: guest.personId,
           guest: { id: guest.id, once: true },
-          event: await loadEvent(deps.db, guest.tenantId, guest.eventId),
+          event: await loadEvent(deps.db.sql, guest.tenantId, guest.eventId),
           actor,
           requestId: meta.requestId,
           ip: meta.ip,

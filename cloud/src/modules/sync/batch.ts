@@ -14,7 +14,7 @@ import type { ActorOf } from '../../http/actor.js';
 import { AppError, notFound } from '../../http/errors.js';
 import type { RequestMeta } from '../../http/request-context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { isUniqueViolation } from '../../infra/db/index.js';
+import { isUniqueViolation, viaPrisma } from '../../infra/db/index.js';
 import { oneStatement } from '../../infra/db/statements.js';
 import { checkinInserts, loadEvent, recordCheckin } from '../checkin/record.js';
 import { geofenceStatus } from '../checkin/rules.js';
@@ -134,7 +134,7 @@ async function recordItem(
     return rejected(item.clientId, 'validation_failed', 'guestId needs the eventId of its event');
   }
   try {
-    const event = await loadEvent(deps.db, actor.tenantId, item.eventId);
+    const event = await loadEvent(deps.db.sql, actor.tenantId, item.eventId);
     if (item.guestId) {
       const guest = await deps.db.prisma.guest.findFirst({
         where: { id: item.guestId, eventId: event!.id, tenantId: actor.tenantId },
@@ -303,7 +303,7 @@ async function recordGroup(
     const guestCheckedIn = new Map<string, boolean>();
     if (eventId) {
       await tx.$queryRaw`SELECT id FROM events WHERE id = ${eventId} FOR UPDATE`;
-      event = await loadEvent({ prisma: tx as never }, actor.tenantId, eventId);
+      event = await loadEvent(viaPrisma(tx), actor.tenantId, eventId);
       // Who is in already: counted for the capacity, and known for re-entry (under `allow` a return
       // changes nothing, so without a capacity nobody needs counting).
       if (event!.capacity !== null || event!.reentry !== 'allow') {
