@@ -1,7 +1,8 @@
 // The statements a check-in runs every time, sent straight to the driver instead of through Prisma's
-// client (issue 28). Prisma's `$queryRaw` costs about 0.13 ms of the event loop
-// per statement on a quiet machine (a one-row read: 223 µs through it, 98 µs straight to the PGlite
-// wrapper) and twice that under load; a check-in by face runs nine such statements.
+// client (issue 28). Prisma's `$queryRaw` costs about 0.13 ms of the event loop per statement on a
+// quiet machine (a one-row read: 223 µs through it, 98 µs straight to the PGlite wrapper) and twice
+// that under load, its interactive transaction more; a check-in by face runs nine such statements,
+// thirteen at an event.
 // - Every statement is prepared (see pglite-prepared.ts for why that needs plain parameter values):
 //   on PGlite by name once per database, on PostgreSQL by name once per pooled connection.
 // - Rows come typed as `$queryRaw` types them, for the column kinds listed in COLUMN_TYPES; a column of
@@ -33,8 +34,8 @@ export type Statements = Omit<DirectSql, 'transaction'>;
 /** Column types (PostgreSQL type oids) whose values both drivers parse as `$queryRaw` does. */
 const COLUMN_TYPES = new Map<number, string>([
   [16, 'bool'],
-  [21, 'int2'],
   [20, 'int8'],
+  [21, 'int2'],
   [23, 'int4'],
   [25, 'text'],
   [701, 'float8'],
