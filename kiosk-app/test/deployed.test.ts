@@ -383,6 +383,17 @@ describe.skipIf(skipReason !== null)(
       // Leonard is in front of the camera from the start: the kiosk may be on any screen by now, all of
       // them on the event's background.
       await page.locator('main').first().waitFor({ timeout: 30_000 });
+      // The event's colours come with its branding, fetched from the cloud after the page loads (until
+      // then the kiosk's own): on a loaded CI run the display was once grabbed before they came.
+      await expect
+        .poll(
+          () =>
+            page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--secondary')),
+          {
+            timeout: 15_000,
+          },
+        )
+        .toBe(BACKGROUND);
       const box = await page.evaluate(() => ({
         inner: [window.innerWidth, window.innerHeight],
         outer: [window.outerWidth, window.outerHeight],
