@@ -320,11 +320,23 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       );
     }
   });
-  /** The attract screen with the event's name, as a kiosk nobody stands at shows it. */
-  const attractShown = (page: Page, lang: (typeof LANGS)[number]) =>
-    page
+  /**
+   * The attract screen with the event's name and its branding's welcome text, as a kiosk nobody stands
+   * at shows it. Before the branding comes (from the cloud, or cached) the name can come from the agent,
+   * and the branding's arrival then draws the screen again with the welcome text above the buttons: a
+   * tap in between lands where the button was (on a loaded CI run, the QR button's tap started a face
+   * check-in instead).
+   */
+  const attractShown = async (page: Page, lang: (typeof LANGS)[number]) => {
+    await page
       .locator('[data-screen="attract"] h1', { hasText: lang === 'en' ? 'Acme Premiere' : 'Estreia Acme' })
       .waitFor();
+    await page
+      .locator('[data-screen="attract"] .welcome-text', {
+        hasText: lang === 'en' ? 'Doors open at 19:00' : 'Portas abertas às 19h',
+      })
+      .waitFor();
+  };
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   /** A face in view starts the check-in by itself: the result screen it comes to. */
   async function checkIn(page: Page) {

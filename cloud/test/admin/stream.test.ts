@@ -197,6 +197,23 @@ describe('live check-in stream', () => {
     expect(s.events.map((e) => e.id)).toEqual(missed);
   });
 
+  it('does not send again the check-in a resume names when the bus delivers it late', async () => {
+    const first = await manualCheckin(t, a.headers, ana);
+    const s = await open(t, { ...a.headers, 'last-event-id': first });
+    await expect.poll(() => s.comments).toContain('connected');
+    // The outbox published `first` after the stream opened (as a loaded process can).
+    await t.deps.bus.publish({
+      id: newId(),
+      event: 'checkin.success',
+      tenantId: a.tenant.tenantId,
+      timestamp: new Date().toISOString(),
+      data: { checkInId: first },
+    });
+    const next = await manualCheckin(t, a.headers, ana);
+    await s.waitFor((e) => e.id === next);
+    expect(s.events.map((e) => e.id)).toEqual([next]);
+  });
+
   it('ends the stream when its session signs out', async () => {
     const session = await adminOf(t);
     const s = await open(t, session.headers);

@@ -43,6 +43,11 @@ export function createCheckinStream(
     const { tenantId } = actor;
     let closed = false;
     const seen = new Set<string>();
+    // A resume: the client has the check-in it names, even if the bus delivers it now (its outbox row
+    // may be published after the stream opened).
+    const lastEventId = req.get('last-event-id');
+    const resumed = lastEventId && EVENT_ID.test(lastEventId) ? lastEventId : undefined;
+    if (resumed) seen.add(resumed);
     let queue: Promise<void> = Promise.resolve();
 
     // Not after the end: the server ends open streams when it stops (server.ts).
@@ -79,9 +84,7 @@ export function createCheckinStream(
     res.setHeader('x-accel-buffering', 'no');
     res.flushHeaders();
     write('retry: 3000\n: connected\n\n');
-    const lastEventId = req.get('last-event-id');
-    if (lastEventId && EVENT_ID.test(lastEventId))
-      enqueue(() => checkins.receivedAfter(tenantId, lastEventId, RESUME_MAX));
+    if (resumed) enqueue(() => checkins.receivedAfter(tenantId, resumed, RESUME_MAX));
     // The stream lasts as long as the credentials that opened it: it ends when the access token
     // expires (the client reconnects with a fresh one) or, checked with every keep-alive, when the
     // session has ended.
