@@ -48,7 +48,7 @@ export function violatedForeignKey(error: unknown): string | undefined {
 
 export interface Database {
   prisma: PrismaClient;
-  /** Hot statements outside transactions, straight to the driver (direct.ts). */
+  /** The check-in's hot statements and transactions, straight to the driver, prepared (direct.ts). */
   sql: DirectSql;
   kind: 'pglite' | 'postgres';
   /**
