@@ -12,6 +12,7 @@ import { startFaceService, type FaceService } from './infra/face.js';
 import { createLogger, type Logger } from './infra/logger.js';
 import { createMailer } from './infra/mail.js';
 import { loadSecrets } from './infra/secrets.js';
+import { createSessionEnds } from './modules/auth/session-ends.js';
 import { createBusAuthenticator } from './modules/bus/credentials.js';
 import { createFaceGallery } from './modules/faces/gallery.js';
 import { createOutboxSignal } from './modules/outbox/signal.js';
@@ -84,6 +85,7 @@ export async function createRuntime(config: Config, overrides: RuntimeOverrides 
       cipher,
       clock,
       outbox: createOutboxSignal(),
+      sessionEnds: createSessionEnds(),
       face,
       images: createImageStore({ dataDir: config.dataDir, cipher }),
       gallery: createFaceGallery({ db, cipher, clock, logger }),

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { KEEP_ALIVE_MS } from '../../src/modules/admin/checkin-stream.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { adminOf } from '../support/identity.js';
+import { adminOf, bearer, login } from '../support/identity.js';
 import {
   INTERNAL_SECRET,
   manualCheckin,
@@ -214,15 +214,35 @@ describe('live check-in stream', () => {
     expect(s.events.map((e) => e.id)).toEqual([next]);
   });
 
-  it('ends the stream when its session signs out', async () => {
+  it('ends the stream at once when its session signs out, and not the same user’s other session', async () => {
     const session = await adminOf(t);
+    const other = await login(t, session.tenant.adminEmail);
     const s = await open(t, session.headers);
+    const kept = await open(t, bearer(other.token!));
     await expect.poll(() => s.comments).toContain('connected');
-    const out = await t.request('POST', '/v1/auth/logout', { headers: session.headers });
-    expect(out.status).toBe(204);
+    await expect.poll(() => kept.comments).toContain('connected');
     let ended = false;
     void s.ended.then(() => (ended = true));
-    // The session is checked with each keep-alive.
+    const signedOut = Date.now();
+    const out = await t.request('POST', '/v1/auth/logout', { headers: session.headers });
+    expect(out.status).toBe(204);
+    // Not at the next keep-alive (KEEP_ALIVE_MS): the logout said so in this process.
+    await expect.poll(() => ended, { timeout: KEEP_ALIVE_MS / 3, interval: 20 }).toBe(true);
+    console.log(`stream ended ${Date.now() - signedOut} ms after the logout was sent`);
+    // The user's other session streams on.
+    const bia = await person(t, session.tenant.tenantId, 'Bia Lima');
+    const checkIn = await manualCheckin(t, bearer(other.token!), bia);
+    expect((await kept.waitFor((e) => e.id === checkIn)).event).toBe('checkin');
+  });
+
+  it('ends the stream of a session signed out through another API process at its next keep-alive', async () => {
+    const session = await adminOf(t);
+    const s = await open(second, session.headers);
+    await expect.poll(() => s.comments).toContain('connected');
+    let ended = false;
+    void s.ended.then(() => (ended = true));
+    const out = await t.request('POST', '/v1/auth/logout', { headers: session.headers });
+    expect(out.status).toBe(204);
     await expect.poll(() => ended, { timeout: KEEP_ALIVE_MS + 5_000, interval: 100 }).toBe(true);
   }, 30_000);
 

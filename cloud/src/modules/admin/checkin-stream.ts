@@ -32,7 +32,7 @@ function tokenExpiry(req: Request): number | undefined {
 }
 
 export function createCheckinStream(
-  deps: Pick<AppDeps, 'bus' | 'logger' | 'db' | 'clock'>,
+  deps: Pick<AppDeps, 'bus' | 'logger' | 'db' | 'clock' | 'sessionEnds'>,
   checkins: AdminCheckins,
 ) {
   /** The login session is still live (a logout or a detected theft ends it). */
@@ -86,17 +86,23 @@ export function createCheckinStream(
     write('retry: 3000\n: connected\n\n');
     if (resumed) enqueue(() => checkins.receivedAfter(tenantId, resumed, RESUME_MAX));
     // The stream lasts as long as the credentials that opened it: it ends when the access token
-    // expires (the client reconnects with a fresh one) or, checked with every keep-alive, when the
-    // session has ended.
+    // expires (the client reconnects with a fresh one) or when the session has ended: at once when it
+    // ended in this process, else found at the next keep-alive.
     const end = () => {
       if (!closed && !res.writableEnded) res.end();
     };
+    const checkSession = async (): Promise<boolean> => {
+      // A read that fails keeps the stream open: the next keep-alive checks again.
+      const live = await sessionLive(actor).catch(() => true);
+      if (!live) end();
+      return live;
+    };
     const keepAlive = setInterval(() => {
-      sessionLive(actor).then(
-        (live) => (live ? write(': keep-alive\n\n') : end()),
-        () => write(': keep-alive\n\n'),
-      );
+      void checkSession().then((live) => live && write(': keep-alive\n\n'));
     }, KEEP_ALIVE_MS);
+    const unwatch = deps.sessionEnds.subscribe((userId) => {
+      if (userId === actor.userId) void checkSession();
+    });
     const exp = tokenExpiry(req);
     const expiry =
       exp === undefined
@@ -105,6 +111,7 @@ export function createCheckinStream(
     res.on('close', () => {
       closed = true;
       clearInterval(keepAlive);
+      unwatch();
       clearTimeout(expiry);
       unsubscribe().catch(() => undefined);
     });

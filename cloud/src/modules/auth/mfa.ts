@@ -160,6 +160,7 @@ export function createMfaService(
       });
       return others.length;
     });
+    if (ended > 0) deps.sessionEnds.ended(user.id);
     await audit(user, 'auth.mfa.enabled', meta, { endedSessions: String(ended) });
     await audit(user, 'auth.mfa.recovery_codes_generated', meta, { count: codes.length });
     return { endedSessions: ended, recoveryCodes: { codes, generatedAt: now.toISOString() } };

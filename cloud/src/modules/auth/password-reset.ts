@@ -190,6 +190,7 @@ export function createPasswordResetService(deps: AuthDeps, limiter: RateLimiter)
       return endedSessions;
     });
     deps.outbox.notify();
+    deps.sessionEnds.ended(user.id);
     return ended;
   }
 

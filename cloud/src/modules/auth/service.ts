@@ -21,7 +21,10 @@ import { verifyPassword } from './passwords.js';
 import { signAdminToken, invalidToken } from './tokens.js';
 import type { AuditAction } from '@portico/contract';
 
-export type AuthDeps = Pick<AppDeps, 'db' | 'clock' | 'secrets' | 'cipher' | 'config' | 'outbox'>;
+export type AuthDeps = Pick<
+  AppDeps,
+  'db' | 'clock' | 'secrets' | 'cipher' | 'config' | 'outbox' | 'sessionEnds'
+>;
 
 /** An owner or admin without MFA in a tenant that requires it (setting `requireMfaForAdmins`). */
 export function mfaSetupRequired(
@@ -311,6 +314,7 @@ export function createAuthService(
       return next;
     });
     if (result === null) {
+      deps.sessionEnds.ended(current.userId);
       throw new AppError(
         401,
         'refresh_token_reused',
@@ -360,6 +364,7 @@ export function createAuthService(
         });
       }
     });
+    deps.sessionEnds.ended(userId);
   }
 
   async function me(userId: string): Promise<UserProfile> {

@@ -26,7 +26,10 @@ export interface TeamContext {
   requestId: string | null;
 }
 
-export type TeamDeps = Pick<AppDeps, 'db' | 'clock' | 'config' | 'cipher' | 'outbox' | 'logger'>;
+export type TeamDeps = Pick<
+  AppDeps,
+  'db' | 'clock' | 'config' | 'cipher' | 'outbox' | 'logger' | 'sessionEnds'
+>;
 
 const TTL_MS = TEAM_INVITATION_TTL_DAYS * 24 * 3600_000;
 /** Invitation mails (invites and resends) per tenant, and resends per member. */
@@ -254,7 +257,7 @@ export function createTeamService(deps: TeamDeps) {
     /** A role change ends the member's sessions, so the new role applies at once. */
     async changeRole(ctx: TeamContext, id: string, role: UserRole): Promise<TeamMember> {
       const now = deps.clock.now();
-      return prisma.$transaction(async (tx) => {
+      const member = await prisma.$transaction(async (tx) => {
         const user = await lockedMember(tx, ctx, id);
         guardOwner(ctx, user, role);
         if (user.role === role) return memberOf(tx, user);
@@ -264,6 +267,8 @@ export function createTeamService(deps: TeamDeps) {
         await audit(tx, ctx, 'team.role_changed', user.id, { from: user.role, to: role, endedSessions });
         return memberOf(tx, updated);
       });
+      deps.sessionEnds.ended(member.id);
+      return member;
     },
 
     /** Ends the member's sessions and stops their sign-in (and a pending invitation's link). Idempotent. */
@@ -271,7 +276,7 @@ export function createTeamService(deps: TeamDeps) {
       if (id === ctx.userId)
         throw new AppError(409, 'cannot_deactivate_self', 'You cannot deactivate your own account');
       const now = deps.clock.now();
-      return prisma.$transaction(async (tx) => {
+      const member = await prisma.$transaction(async (tx) => {
         const user = await lockedMember(tx, ctx, id);
         guardOwner(ctx, user);
         if (user.status === 'deactivated') return memberOf(tx, user);
@@ -292,6 +297,8 @@ export function createTeamService(deps: TeamDeps) {
         });
         return memberOf(tx, updated);
       });
+      deps.sessionEnds.ended(member.id);
+      return member;
     },
 
     /** Back to `active`, or to `invited` for someone who never set a password (resend them a link). */
