@@ -279,8 +279,10 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
   }, 180_000);
 
   it('returns to attract when the step-up expires (an answer of the agent shape, routed)', async () => {
-    const page = await open('face', 'en', (p) =>
-      p.route('**/agent/events/*/identify', (route) =>
+    // The page's clock runs as the real one until the test moves it on past the expiry.
+    const page = await open('face', 'en', async (p) => {
+      await p.clock.install();
+      await p.route('**/agent/events/*/identify', (route) =>
         route.fulfill({
           status: 200,
           contentType: 'application/json',
@@ -291,10 +293,15 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
             expiresAt: new Date(Date.now() + 12_000).toISOString(),
           }),
         }),
-      ),
-    );
+      );
+    });
     await toStepUp(page);
-    await page.locator('[data-screen="attract"]').waitFor({ timeout: 15_000 });
+    await page.clock.runFor(5_000);
+    // Still there, counting down, until the expiry.
+    expect(await page.locator('[data-screen="step-up"]').count()).toBe(1);
+    expect(Number(await page.locator('#countdown').innerText())).toBeLessThanOrEqual(7);
+    await page.clock.runFor(8_000);
+    await page.locator('[data-screen="attract"]').waitFor({ timeout: 5_000 });
     await page.close();
   });
 
