@@ -15,7 +15,12 @@ import type { FaceService } from '../../cloud/src/infra/face.js';
 export const INTERNAL_SECRET = 'edge-journey-internal-secret-0123456789';
 const AGENT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../device-agent');
 
-/** The cloud behind a TCP relay: `down()` makes it unreachable, `up()` starts it again on the same data. */
+/**
+ * The cloud behind a TCP relay on a fixed port: `down()` stops the cloud and the relay (connections are
+ * refused, as at a host whose service is down), `up()` starts both again on the same data and port.
+ * Not a relay that accepts connections and drops them: on Node 20, when the first connection of a process
+ * is dropped so, fetch waits for the caller's timeout (the agent's 10 s) instead of failing at once.
+ */
 export async function startCloud(env: Record<string, string> = {}, face?: FaceService) {
   const database = await createTestDatabase();
   // The same keys across restarts, as a real deployment has: stored webhook secrets stay readable.
@@ -40,9 +45,25 @@ export async function startCloud(env: Record<string, string> = {}, face?: FaceSe
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      relay.once('error', reject);
+      relay.listen(port, '127.0.0.1', () => {
+        relay.off('error', reject);
+        port = (relay.address() as net.AddressInfo).port;
+        resolve();
+      });
+    });
+  const unlisten = () =>
+    new Promise<void>((resolve) => {
+      if (!relay.listening) return resolve();
+      relay.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+  await listen();
   const cloud = {
-    url: `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`,
+    url: `http://127.0.0.1:${port}`,
     get app(): TestApp {
       if (!app) throw new Error('the cloud is down');
       return app;
@@ -55,16 +76,16 @@ export async function startCloud(env: Record<string, string> = {}, face?: FaceSe
         ...(face && { face }),
       });
       target = Number(new URL(app.url).port);
+      if (!relay.listening) await listen();
     },
     async down() {
       target = null;
-      for (const s of sockets) s.destroy();
+      await unlisten();
       await app?.close();
       app = null;
     },
     async close() {
       await cloud.down();
-      await new Promise<void>((resolve) => relay.close(() => resolve()));
       await database.close();
     },
   };
