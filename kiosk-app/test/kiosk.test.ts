@@ -9,14 +9,20 @@
 // wrong PIN, locks out, and checks a guest in by name, online and offline. Every screen is shot in
 // English and Brazilian Portuguese (the events' branding locale) into test/screenshots/ when
 // UPDATE_SCREENSHOTS=1.
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import QRCode from 'qrcode';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '@portico/test-support/chromium';
+import {
+  CHROMIUM,
+  HAS_CHROMIUM,
+  launchChromium,
+  screenshot,
+  writeMjpeg,
+} from '@portico/test-support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integratorOf } from '../../cloud/test/persons/support.js';
 import {
@@ -75,8 +81,7 @@ const STAFF_SESSION_S = 6;
  */
 const STAFF_LOCKOUT_S = 6;
 
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let SHOTS = COMMITTED_SHOTS;
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const LANGS = ['en', 'pt-BR'] as const;
 
 const photosOf = async (rel: string) => {
@@ -165,8 +170,6 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
 
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-kiosk-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
     const shared = await sharedFaceEngine(1);
     engine = shared.engine;
     cloud = await startCloud({}, shared.face);
@@ -337,7 +340,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       })
       .waitFor();
   };
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  const shot = (page: Page, name: string) => screenshot(page, SHOTS, name);
   /** A face in view starts the check-in by itself: the result screen it comes to. */
   async function checkIn(page: Page) {
     await page.locator('main.result').waitFor({ timeout: 30_000 });

@@ -8,7 +8,7 @@
 // the camera and says what to fix. Shots in English and Brazilian Portuguese into test/screenshots/
 // when UPDATE_SCREENSHOTS=1.
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -19,7 +19,7 @@ import QRCode from 'qrcode';
 import type { Browser, Page } from 'playwright-core';
 import type { SyncItem } from '@portico/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_CHROMIUM, launchChromium, writeMjpeg } from '@portico/test-support/chromium';
+import { HAS_CHROMIUM, launchChromium, screenshot, writeMjpeg } from '@portico/test-support/chromium';
 import { HAS_LABELLED, HAS_MODELS, LABELLED_DIR, sharedFaceEngine } from '@portico/test-support/faces';
 import { agentEnv, startAgentProcess, type AgentProcess } from '../../test/support/edge.js';
 import { hashPin } from '../../device-agent/src/pin.js';
@@ -54,7 +54,7 @@ const LINK = { leonard: 'lnk_leonard_0123456789abcdef', raj: 'lnk_raj_0123456789
 const STAFF_PIN = '482913';
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const photo = (rel: string) => readFile(path.join(LABELLED_DIR, rel));
-let SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 
 /** A 640x480 frame: the photo 300 px wide in the middle, and with `qr` that code in the top-right corner. */
 async function cameraFile(dir: string, name: string, face: Buffer, qr?: string) {
@@ -82,8 +82,6 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
 
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-kiosk-stepup-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
     engine = (await sharedFaceEngine(1)).engine;
     const enrolled = await engine.probe((await photo('bbt/leonard/leonard1.png')).toString('base64'));
     // Only the enrolled template comes from this engine; the agent runs its own.
@@ -194,7 +192,7 @@ describe.skipIf(!canRun)('kiosk step-up and retake in Chromium', { timeout: 120_
     await page.locator('main').first().waitFor();
     return page;
   }
-  const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+  const shot = (page: Page, name: string) => screenshot(page, SHOTS, name);
   const title = (page: Page) => page.locator('#result-title').innerText();
   /** The face in view goes through the guide and the look to the step-up screen. */
   async function toStepUp(page: Page) {

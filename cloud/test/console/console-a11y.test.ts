@@ -3,9 +3,7 @@
 // with no serious or critical violation; no English text left on a Portuguese page; a skip link as the
 // first Tab; focus back on the button that opened a dialog; on a phone the menu folds behind a button;
 // a list's filters kept in the address across a reload.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +13,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
 import { textsOn } from '../support/page-language.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
+import { LAPTOP, newConsolePage, shot, signInWith, screen } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const VIEWPORTS = { laptop: LAPTOP, phone: PHONE } as const;
@@ -31,8 +29,6 @@ interface AxeViolation {
 let app: TestApp;
 let browser: Browser;
 let axeSource: string;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', headers: {} as Record<string, string> };
 let pages: string[] = [];
@@ -87,8 +83,6 @@ const ENGLISH_ONLY: ReadonlySet<string> = (() => {
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-a11y-'));
-    shots = await screenshotFolder(scratch);
     axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     app = await createTestApp();
     browser = await launchChromium();
@@ -151,7 +145,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () =
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   for (const locale of LOCALES) {
@@ -198,7 +191,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () =
     const p = await signedIn('en');
     await open(p, 'persons');
     await p.keyboard.press('Tab');
-    await shotIn(shots, p, 'skip-link-en');
+    await shot(p, 'skip-link-en');
     const skip = p.locator('a.skip-link');
     await expect
       .poll(() => p.evaluate<boolean>('document.activeElement?.classList.contains("skip-link") ?? false'))
@@ -241,13 +234,13 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: accessibility and language', () =
     expect(await toggle.isVisible()).toBe(true);
     expect(await toggle.getAttribute('aria-expanded')).toBe('false');
     expect(await nav.isVisible()).toBe(false);
-    await p.screenshot({ path: path.join(shots, 'menu-folded-phone-pt-BR.png') });
+    await screen(p, 'menu-folded-phone-pt-BR');
     // The page starts near the top of the screen, not below a column of links.
     expect((await p.locator('main h1').first().boundingBox())!.y).toBeLessThan(150);
     await toggle.click();
     expect(await toggle.getAttribute('aria-expanded')).toBe('true');
     expect(await nav.isVisible()).toBe(true);
-    await p.screenshot({ path: path.join(shots, 'menu-open-phone-pt-BR.png') });
+    await screen(p, 'menu-open-phone-pt-BR');
     await nav.getByRole('link', { name: TEXTS['pt-BR'].navPersons }).click();
     await expect.poll(() => new URL(p.url()).hash).toBe('#/persons');
     await expect.poll(() => nav.isVisible()).toBe(false);

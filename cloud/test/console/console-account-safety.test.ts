@@ -3,9 +3,6 @@
 // signing in with a recovery code in place of the authenticator; an admin held at the MFA setup their
 // tenant requires. English and Brazilian Portuguese; screenshots go to test/console/screenshots/ only
 // with UPDATE_SCREENSHOTS=1.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
@@ -15,17 +12,13 @@ import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant, PASSWORD, totpCodes } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { waitForMail } from '../portal/support.js';
-import { goTo, newConsolePage, screenshotFolder, shotIn } from './support.js';
+import { goTo, newConsolePage, shot } from './support.js';
 
 let app: TestApp;
 let browser: Browser;
 let smtp: SmtpSink;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const POLL = { timeout: 15_000 };
-
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
 
 /** The link of the latest reset mail to `email`, on this test's server. */
 async function resetLinkFor(email: string): Promise<string> {
@@ -44,8 +37,6 @@ async function passwordStep(p: Page, email: string, password: string) {
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: account safety', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-account-'));
-    shots = await screenshotFolder(scratch);
     smtp = await startSmtpSink();
     app = await createTestApp({ env: { SMTP_URL: smtp.url } });
     browser = await launchChromium();
@@ -55,7 +46,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account safety', () => {
     await browser?.close();
     await app?.close();
     await smtp?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   for (const locale of ['en', 'pt-BR'] as const) {

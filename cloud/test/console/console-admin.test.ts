@@ -3,26 +3,20 @@
 // (login then asks for a code) and off again; an application created with scopes, its key rotated (the
 // old one refused at once) and revoked; one guest edited and another removed (both read back through
 // the API). Screenshots go to test/console/screenshots/ (rewritten
-// only with UPDATE_SCREENSHOTS=1, otherwise to a scratch folder).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+// only with UPDATE_SCREENSHOTS=1).
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant, PASSWORD, totp, TOTP_STEP_MS, totpCodes } from '../support/identity.js';
-import { goTo, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
+import { goTo, newConsolePage, shot, signInWith } from './support.js';
 
 let app: TestApp;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 let page: Page;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '' };
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
 /** Signs in through the form with the password (the owner starts without MFA). */
@@ -35,8 +29,6 @@ const apiLogin = () =>
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screens', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-admin-'));
-    shots = await screenshotFolder(scratch);
     app = await createTestApp();
     browser = await launchChromium();
     const tenant = await newTenant(app);
@@ -48,7 +40,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('turns MFA on from the QR code’s secret (a wrong code refused with its code), and login then asks for a code', async () => {

@@ -3,28 +3,21 @@
 // (it survives a reload); a delivery queued behind the page's back shows up by itself, opens with the
 // exact body sent and every attempt (a real receiver answering 500, then 200 after "retry now").
 // Screenshots go to test/console/screenshots/ only with UPDATE_SCREENSHOTS=1.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { goTo, newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
+import { goTo, newConsolePage, screen, shot, signInWith } from './support.js';
 
 let app: TestApp;
 let browser: Browser;
 let receiver: WebhookReceiver;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 const POLL = { timeout: 15_000 };
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
-const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
 async function signIn(p: Page) {
@@ -36,8 +29,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the audit log and the webhook del
   let pt: Page;
 
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-audit-'));
-    shots = await screenshotFolder(scratch);
     receiver = await startWebhookReceiver();
     app = await createTestApp();
     browser = await launchChromium();
@@ -66,7 +57,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the audit log and the webhook del
     await browser?.close();
     await app?.close();
     await receiver?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('names the actor by name and e-mail and says the action in English', async () => {

@@ -4,23 +4,18 @@
 // and revoked after a confirmation (its token refused at once); focus goes back where it was after each
 // dialog. Screenshots of the page and the pairing dialog on a laptop and a 390 px phone, in English and
 // Brazilian Portuguese, go to test/console/screenshots/ (only with UPDATE_SCREENSHOTS=1).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
-import { goTo, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
+import { goTo, newConsolePage, shot, signInWith, screen } from './support.js';
 
 const SECRET = 'console-devices-internal-secret-0123456789';
 const PHONE = { width: 390, height: 844 };
 
 let app: TestApp;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 let page: Page;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
@@ -28,9 +23,7 @@ const events: Record<string, string> = {};
 /** The device paired from the dialog: its id and token. */
 const door = { id: '', token: '' };
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
 /** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
-const dialogShot = (p: Page, name: string) => p.screenshot({ path: path.join(shots, `${name}.png`) });
 
 async function signIn(p: Page) {
   await signInWith(p, app.url, org.email);
@@ -51,7 +44,7 @@ async function askForCode(p: Page, name: string, eventNames: string[], formShot?
   for (const e of eventNames) await p.getByLabel(e).check();
   if (formShot) {
     await p.waitForTimeout(400); // the checkboxes' transition
-    await dialogShot(p, formShot);
+    await screen(p, formShot);
   }
   await p.click('#get-code');
   await p.locator('#pairing-code').waitFor();
@@ -60,8 +53,6 @@ async function askForCode(p: Page, name: string, eventNames: string[], formShot?
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-devices-'));
-    shots = await screenshotFolder(scratch);
     app = await createTestApp({ env: { INTERNAL_SECRET: SECRET } });
     browser = await launchChromium();
     const tenant = await newTenant(app);
@@ -89,7 +80,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('adds a device: its code shown large with a countdown and the command, paired through the API while the dialog waits', async () => {
@@ -102,7 +92,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
       `pnpm agent pair --cloud ${app.url} --code ${code}`,
     );
     await expect.poll(() => focusedId(page)).toBe('copy-command');
-    await dialogShot(page, 'devices-pairing-en');
+    await screen(page, 'devices-pairing-en');
 
     // The device exchanges the code (as `pnpm agent pair` does); the dialog sees it arrive.
     const paired = await app.request('POST', '/v1/devices/pair', { body: { code: code.toLowerCase() } });
@@ -206,7 +196,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
     await expect.poll(() => phone.locator('[aria-busy=true]').count()).toBe(0);
     await shot(phone, 'devices-phone-en');
     await askForCode(phone, 'Side door', ['Partner Day'], 'devices-add-phone-en');
-    await dialogShot(phone, 'devices-pairing-phone-en');
+    await screen(phone, 'devices-pairing-phone-en');
     await phone.context().close();
 
     const pt = await newConsolePage(browser, 'pt-BR', cspViolations);
@@ -218,7 +208,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: devices paired by code', () => {
     await shot(pt, 'devices-pt-BR');
     await askForCode(pt, 'Porta lateral', ['Acme Summit 2026']);
     expect(await pt.locator('#pairing-expiry').innerText()).toMatch(/Expira em/);
-    await dialogShot(pt, 'devices-pairing-pt-BR');
+    await screen(pt, 'devices-pairing-pt-BR');
     await pt.context().close();
     expect(cspViolations).toEqual([]);
   }, 90_000);

@@ -5,15 +5,12 @@
 // the door and on Today (with a chart of arrivals over time), where a link check-in names its guest (as Check-ins does). On a laptop, a
 // tablet and a 390 px phone, in English and Brazilian Portuguese, nothing wider than the screen.
 // Screenshots go to test/console/screenshots/ only with UPDATE_SCREENSHOTS=1.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, loggedInUser, login, newTenant } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, TABLET, signInWith } from './support.js';
+import { LAPTOP, newConsolePage, screen, shot, TABLET, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const NAMED = [
@@ -25,14 +22,10 @@ const NAMED = [
 
 let app: TestApp;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 let eventId = '';
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
-const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const row = (p: Page, name: string) => p.locator(`#door-guests li[data-guest="${name}"]`);
 const guestByName = async (name: string) =>
   app.deps.db.prisma.guest.findFirstOrThrow({ where: { eventId, name, deletedAt: null } });
@@ -60,8 +53,6 @@ async function search(p: Page, text: string) {
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-door-'));
-    shots = await screenshotFolder(scratch);
     app = await createTestApp();
     browser = await launchChromium();
     const tenant = await newTenant(app);
@@ -110,7 +101,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the door view', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('reads the list page by page as it scrolls, and finds a guest as you type (accents, capitals, documents)', async () => {

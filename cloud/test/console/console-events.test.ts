@@ -4,16 +4,13 @@
 // Portuguese (the code only in the support details), a draft's invitations offered as "publish and
 // invite" (mailed through a real SMTP exchange only once published), closing asked first. Laptop and
 // 390 px phone. Screenshots go to test/console/screenshots/ only with UPDATE_SCREENSHOTS=1.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { bearer, login, newTenant } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
+import { LAPTOP, newConsolePage, screen, shot, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const ZONE = 'America/Sao_Paulo';
@@ -22,15 +19,11 @@ const ZONE_SHOWN = 'America/Sao Paulo';
 let app: TestApp;
 let smtp: SmtpSink;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', headers: {} as Record<string, string> };
 let eventId = '';
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
 /** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
-const screen = (p: Page, name: string) => screenIn(shots, p, name);
 const apiEvent = async () =>
   (await app.request('GET', `/v1/events/${eventId}`, { headers: org.headers })).body as {
     status: string;
@@ -61,8 +54,6 @@ const alertOf = async (p: Page) => ({
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: event form, errors and invitations (pt-BR)', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-events-'));
-    shots = await screenshotFolder(scratch);
     smtp = await startSmtpSink();
     app = await createTestApp({ env: { SMTP_URL: smtp.url } });
     browser = await launchChromium();
@@ -74,7 +65,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: event form, errors and invitation
     await browser?.close();
     await app?.close();
     await smtp?.close();
-    await rm(scratch, { recursive: true, force: true });
   });
 
   it('types the times in the chosen time zone, names it beside them, and says an end before the start before sending', async () => {

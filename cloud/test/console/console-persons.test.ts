@@ -3,26 +3,20 @@
 // and a document's dots ignored, and one button per row with the other actions in its menu. On a laptop
 // and a 390 px phone, in English and Brazilian Portuguese, nothing wider than the screen.
 // Screenshots go to test/console/screenshots/ only with UPDATE_SCREENSHOTS=1.
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
-import { LAPTOP, newConsolePage, screenshotFolder, shotIn, signInWith } from './support.js';
+import { LAPTOP, newConsolePage, shot, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 
 let app: TestApp;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', headers: {} as Record<string, string> };
 
-const shot = (p: Page, name: string) => shotIn(shots, p, name);
 const total = (p: Page) => p.locator('#persons-total').innerText();
 const names = (p: Page) =>
   p.locator('#persons tbody tr td:first-child').evaluateAll((tds) => tds.map((td) => td.textContent));
@@ -40,8 +34,6 @@ async function signedIn(locale: string, viewport = LAPTOP): Promise<Page> {
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: persons at scale', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-persons-'));
-    shots = await screenshotFolder(scratch);
     app = await createTestApp();
     browser = await launchChromium();
     const tenant = await newTenant(app);
@@ -79,7 +71,6 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: persons at scale', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('shows the total and reads the next pages, newest first', async () => {

@@ -4,9 +4,6 @@
 // deactivates someone after a confirmation (their session ends). Screenshots of the page, the invite
 // dialog, the acceptance page and the confirmation, in English and Brazilian Portuguese, on a laptop and
 // a 390 px phone, go to test/console/screenshots/ (only with UPDATE_SCREENSHOTS=1).
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForMail } from '../portal/support.js';
@@ -14,7 +11,7 @@ import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { bearer, login, newTenant } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
-import { newConsolePage, screenIn, screenshotFolder, shotIn, signInWith } from './support.js';
+import { newConsolePage, screen, shot, signInWith } from './support.js';
 
 const PHONE = { width: 390, height: 844 };
 const NEW_PASSWORD = 'a passphrase of my own';
@@ -23,8 +20,6 @@ const POLL = { timeout: 15_000 };
 let app: TestApp;
 let smtp: SmtpSink;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '', headers: {} as Record<string, string> };
 
@@ -52,8 +47,6 @@ const navLinks = (p: Page) =>
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-team-'));
-    shots = await screenshotFolder(scratch);
     smtp = await startSmtpSink();
     app = await createTestApp({ env: { SMTP_URL: smtp.url } });
     browser = await launchChromium();
@@ -84,21 +77,20 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
     await browser?.close();
     await app?.close();
     await smtp?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   it('invites an operator who opens the mailed link, sets a password and sees only operator pages', async () => {
     const p = await signedIn('en');
     await openTeam(p);
     expect(await row(p, 'carla.door@example.com').locator('.member-status').innerText()).toContain('invited');
-    await shotIn(shots, p, 'team-en');
+    await shot(p, 'team-en');
 
     await p.click('#invite-member');
     await p.locator('#invite-email').waitFor();
     await expect.poll(() => p.evaluate<string>('document.activeElement?.id ?? ""')).toBe('invite-email');
     await p.fill('#invite-email', 'dora.ops@example.com');
     await p.selectOption('#invite-role', 'operator');
-    await screenIn(shots, p, 'team-invite-en');
+    await screen(p, 'team-invite-en');
     await p.click('#invite-send');
     await expect
       .poll(
@@ -125,7 +117,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
     await invitee.locator('[role=alert]').waitFor();
     expect(await invitee.locator('[role=alert]').innerText()).toContain('not the same');
     await invitee.fill('#accept-again', NEW_PASSWORD);
-    await shotIn(shots, invitee, 'team-accept-en');
+    await shot(invitee, 'team-accept-en');
     await invitee.click('#accept-save');
     await invitee.locator('nav[aria-label=Console]').waitFor({ state: 'attached', timeout: 15_000 });
     expect(await navLinks(invitee)).toEqual(['#/today', '#/door', '#/checkins', '#/persons', '#/events']);
@@ -174,7 +166,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
     await p.getByRole('button', { name: 'Deactivate: Bruno Costa' }).click();
     await p.locator('#confirm-title').waitFor();
     expect(await p.locator('#confirm-text').innerText()).toContain('can no longer sign in');
-    await screenIn(shots, p, 'team-deactivate-en');
+    await screen(p, 'team-deactivate-en');
     await p.locator('dialog[open] button.contrast').click();
     await expect
       .poll(() => row(p, 'bruno.admin@example.com').locator('.member-status').innerText(), POLL)
@@ -197,12 +189,12 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
   it('speaks Brazilian Portuguese on the page, in the mail and on the acceptance page, laptop and phone', async () => {
     const p = await signedIn('pt-BR');
     await openTeam(p);
-    await shotIn(shots, p, 'team-pt-BR');
+    await shot(p, 'team-pt-BR');
     await p.click('#invite-member');
     await p.locator('#invite-email').waitFor();
     await p.fill('#invite-email', 'eduardo@example.com');
     await p.selectOption('#invite-role', 'admin');
-    await screenIn(shots, p, 'team-invite-pt-BR');
+    await screen(p, 'team-invite-pt-BR');
     await p.click('#invite-send');
     await row(p, 'eduardo@example.com').waitFor();
     await p.context().close();
@@ -210,11 +202,11 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
     const phone = await signedIn('pt-BR', PHONE);
     await openTeam(phone);
     expect(await phone.locator('h1').innerText()).toBe('Equipe');
-    await shotIn(shots, phone, 'team-pt-BR-390');
+    await shot(phone, 'team-pt-BR-390');
     await phone.context().close();
     const enPhone = await signedIn('en', PHONE);
     await openTeam(enPhone);
-    await shotIn(shots, enPhone, 'team-en-390');
+    await shot(enPhone, 'team-en-390');
     await enPhone.context().close();
 
     const { url, mail } = await mailedLink('eduardo@example.com');
@@ -228,7 +220,7 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: the team', () => {
     await invitee.fill('#accept-name', 'Eduardo Nunes');
     await invitee.fill('#accept-password', NEW_PASSWORD);
     await invitee.fill('#accept-again', NEW_PASSWORD);
-    await shotIn(shots, invitee, 'team-accept-pt-BR-390');
+    await shot(invitee, 'team-accept-pt-BR-390');
     await invitee.click('#accept-save');
     await invitee.locator('nav[aria-label=Console]').waitFor({ state: 'attached', timeout: 15_000 });
     expect(await navLinks(invitee)).toContain('#/team');

@@ -4,7 +4,7 @@
 // with each photo's quality shown first, a check-in made through the API appearing live,
 // an API key shown once, the webhook URL with a test delivery in the log, and every page in English and
 // Brazilian Portuguese on a laptop and a tablet screen. Screenshots go to test/console/screenshots/
-// (rewritten only with UPDATE_SCREENSHOTS=1, otherwise to a scratch folder).
+// (taken only with UPDATE_SCREENSHOTS=1).
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -28,12 +28,10 @@ import { bearer, loggedInUser, newTenant, PASSWORD, totpCodes } from '../support
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { waitForMail } from '../portal/support.js';
-import { goTo, LAPTOP, newConsolePage, screenshotFolder, shotIn, TABLET } from './support.js';
+import { goTo, LAPTOP, newConsolePage, shot, TABLET } from './support.js';
 
 const INTERNAL_SECRET = 'console-tests-internal-secret-0123456789';
 const canRun = HAS_CHROMIUM && HAS_MODELS;
-
-let SHOTS: string;
 
 let app: TestApp;
 let engine: FaceEngine;
@@ -47,8 +45,6 @@ let page: Page;
 let second: Page;
 const cspViolations: string[] = [];
 const org = { email: '', headers: {} as Record<string, string>, tenantId: '' };
-
-const shot = (p: Page, name: string) => shotIn(SHOTS, p, name);
 
 const newPage = (locale: string, viewport = LAPTOP) =>
   newConsolePage(browser, locale, cspViolations, viewport);
@@ -102,7 +98,6 @@ function labelledPhotos(rel: string, count: number): string[] {
 describe.skipIf(!canRun)('admin console in Chromium', () => {
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-console-'));
-    SHOTS = await screenshotFolder(scratch);
     photos = await cleanPhotos();
     // The fake webcam shows the second photo: an MJPEG file is JPEG frames one after the other.
     await cameraOf(path.join(scratch, 'face.mjpeg'), photos[1]!.bytes);

@@ -1,30 +1,21 @@
 // What the console's browser tests share: pages of a Chromium with a viewport and a language (CSP
-// violations collected), going to a console page, and screenshots written to the committed folder only
-// with UPDATE_SCREENSHOTS=1 (otherwise to a scratch folder).
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
+// violations collected), going to a console page, and screenshots into the committed folder (taken only
+// with UPDATE_SCREENSHOTS=1).
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import { screenshot } from '../support/chromium.js';
 import { PASSWORD } from '../support/identity.js';
 
 export const LAPTOP = { width: 1280, height: 800 };
 export const TABLET = { width: 820, height: 1180 };
 
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 
-/** The folder screenshots go to (created): the committed one with UPDATE_SCREENSHOTS=1, else one in `scratch`. */
-export async function screenshotFolder(scratch: string): Promise<string> {
-  const folder = process.env.UPDATE_SCREENSHOTS === '1' ? COMMITTED_SHOTS : path.join(scratch, 'screenshots');
-  await mkdir(folder, { recursive: true });
-  return folder;
-}
-
-export const shotIn = (folder: string, p: Page, name: string) =>
-  p.screenshot({ path: path.join(folder, `${name}.png`), fullPage: true });
+/** The whole page. */
+export const shot = (p: Page, name: string) => screenshot(p, SHOTS, name, { fullPage: true });
 
 /** A dialog as a person sees it: the screen, not the whole page behind the backdrop. */
-export const screenIn = (folder: string, p: Page, name: string) =>
-  p.screenshot({ path: path.join(folder, `${name}.png`) });
+export const screen = (p: Page, name: string) => screenshot(p, SHOTS, name);
 
 /** A page in its own browser context; a Content-Security-Policy violation it reports lands in `violations`. */
 export async function newConsolePage(

@@ -1,24 +1,19 @@
 // A guest's invitation page and check-in landing in real Chromium on a phone-sized screen, in Brazilian
 // Portuguese (the tenant's default, though the browser speaks English) and in English (the guest's
 // choice): who invites, when and where written out, the add-to-calendar file and the QR ticket.
-// Screenshots go to test/guests/screenshots/ with UPDATE_SCREENSHOTS=1, else to a scratch folder.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+// Screenshots go to test/guests/screenshots/ with UPDATE_SCREENSHOTS=1.
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { HAS_CHROMIUM, launchChromium, screenshot } from '../support/chromium.js';
 import { adminOf } from '../support/identity.js';
 
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const PUBLIC_URL = 'https://portico.example.com';
 
 let app: TestApp;
 let browser: Browser;
-let scratch: string;
-let shots: string;
 let admin: Awaited<ReturnType<typeof adminOf>>;
 
 async function phone(locale: string): Promise<{ page: Page; violations: string[] }> {
@@ -35,17 +30,13 @@ async function phone(locale: string): Promise<{ page: Page; violations: string[]
   return { page, violations };
 }
 
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, SHOTS, name, { fullPage: true });
 
 describe.skipIf(!HAS_CHROMIUM)('the invitation page in Chromium', () => {
   let event: { id: string; publicToken: string };
   let guest: { guestToken: string; checkinUrl: string };
 
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-invitation-'));
-    shots = process.env.UPDATE_SCREENSHOTS === '1' ? COMMITTED_SHOTS : path.join(scratch, 'screenshots');
-    await mkdir(shots, { recursive: true });
     app = await createTestApp({ env: { PUBLIC_URL } });
     admin = await adminOf(app);
     await app.deps.db.prisma.tenant.update({
@@ -86,7 +77,6 @@ describe.skipIf(!HAS_CHROMIUM)('the invitation page in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   const pageUrl = (lang?: string) =>

@@ -1,25 +1,20 @@
 // The portal for an address found only on guest lists, in real Chromium on a phone-sized screen: the
 // sign-in link read from the SMTP sink, then each organisation listed apart with its guest entries and
 // check-ins, in Brazilian Portuguese and English. Screenshots go to test/portal/screenshots/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { HAS_CHROMIUM, launchChromium, screenshot } from '../support/chromium.js';
 import { integratorOf } from '../persons/support.js';
 import { adminHeaders, PUBLIC_URL, startPortalApp, waitForMail, type PortalApp } from './support.js';
 
 // The committed screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), as in pages.test.ts.
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let SHOTS = COMMITTED_SHOTS;
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const EMAIL = 'lia.guest@example.com';
 
 describe.skipIf(!HAS_CHROMIUM)('the portal of a guest-only address, in Chromium', () => {
   let app: PortalApp;
   let browser: Browser;
-  let scratch: string;
 
   /** A tenant named `name` with one event (opened, and the guest checked in, when asked). */
   async function guestAt(name: string, event: Record<string, unknown>, checkIn: boolean) {
@@ -55,9 +50,6 @@ describe.skipIf(!HAS_CHROMIUM)('the portal of a guest-only address, in Chromium'
   }
 
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-guest-portal-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
     app = await startPortalApp();
     await guestAt(
       'Casa de Shows Aurora',
@@ -75,11 +67,9 @@ describe.skipIf(!HAS_CHROMIUM)('the portal of a guest-only address, in Chromium'
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  const shot = (page: Page, name: string) =>
-    page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, SHOTS, name, { fullPage: true });
 
   async function phone(lang: string): Promise<Page> {
     const context = await browser.newContext({

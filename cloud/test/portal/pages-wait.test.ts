@@ -2,29 +2,21 @@
 // is waited out as its Retry-After says, with a "please wait" that counts down, and tried again by
 // the page itself, in English and Brazilian Portuguese. The app's clock is the test's, so the window
 // ends when the test says. Screenshots go to test/portal/screenshots/.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { HAS_CHROMIUM, launchChromium, screenshot } from '../support/chromium.js';
 import { adminOf, bearer, startApp, type IdentityApp } from '../support/identity.js';
 
 // The committed screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), as in pages.test.ts.
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let SHOTS = COMMITTED_SHOTS;
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 
 describe.skipIf(!HAS_CHROMIUM)('the check-in landing page under a rate limit, in Chromium', () => {
   let app: IdentityApp;
   let browser: Browser;
-  let scratch: string;
   let key: Record<string, string>;
 
   beforeAll(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-pages-wait-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
     app = await startApp();
     const admin = await adminOf(app);
     const created = await app.request('POST', '/v1/applications', {
@@ -37,11 +29,9 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in landing page under a rate limit, in
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  const shot = (page: Page, name: string) =>
-    page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string) => screenshot(page, SHOTS, name, { fullPage: true });
 
   async function phone(lang: string): Promise<Page> {
     const context = await browser.newContext({

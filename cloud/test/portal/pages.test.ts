@@ -4,13 +4,13 @@
 // biometric withdrawal, export, deletion and its confirmation), in English and Brazilian Portuguese.
 // Screenshots go to test/portal/screenshots/.
 import { readdirSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FaceEngine } from '@portico/face-engine';
 import { type Browser, type Page } from 'playwright-core';
-import { cameraOf, HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { cameraOf, HAS_CHROMIUM, launchChromium, screenshot } from '../support/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {
@@ -24,10 +24,9 @@ import {
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { adminHeaders, PUBLIC_URL, tenantWithPerson, waitForMail } from './support.js';
 
-// The committed screenshots are rewritten only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves
-// the working tree as it was; otherwise they go to a scratch folder.
-const COMMITTED_SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-let SHOTS = COMMITTED_SHOTS;
+// The committed screenshots are taken again only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves
+// the working tree as it was.
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const canRun = HAS_CHROMIUM && HAS_MODELS;
 
 let app: TestApp & { smtp: SmtpSink };
@@ -60,14 +59,11 @@ function sameFolder(rel: string, count: number): string[] {
     .map((f) => path.join(LABELLED_DIR, rel, f));
 }
 
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, SHOTS, name, { fullPage: true });
 
 describe.skipIf(!canRun)('person-facing pages in Chromium', () => {
   beforeAll(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'portico-pages-'));
-    if (process.env.UPDATE_SCREENSHOTS !== '1') SHOTS = path.join(scratch, 'screenshots');
-    await mkdir(SHOTS, { recursive: true });
     const [photo] = await cleanPhotos();
     camera = await cameraOf(path.join(scratch, 'face.mjpeg'), photo!.bytes);
     const shared = await sharedFaceEngine(1);

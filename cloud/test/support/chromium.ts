@@ -1,10 +1,11 @@
 // Debian's Chromium driven by playwright-core, launched as every browser test here needs it (the flags
 // ENVIRONMENT.md lists for root in a container), with an optional fake camera playing a file.
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -52,4 +53,20 @@ const sharp = createRequire(
 /** A fake camera showing a photo (upright, 640 px wide): the file `--use-file-for-fake-video-capture` plays. */
 export async function cameraOf(file: string, photo: Buffer): Promise<string> {
   return writeMjpeg(file, await sharp(photo).rotate().resize(640).jpeg({ quality: 90 }).toBuffer());
+}
+
+/**
+ * `page` as a PNG in `folder` (a test's committed `screenshots/`), taken only with UPDATE_SCREENSHOTS=1:
+ * they are there to be looked at. A run that only tests skips them (about 200 a run, a third of a second
+ * of Chromium each).
+ */
+export async function screenshot(
+  page: Page,
+  folder: string,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  if (process.env.UPDATE_SCREENSHOTS !== '1') return;
+  await mkdir(folder, { recursive: true });
+  await page.screenshot({ path: path.join(folder, `${name}.png`), ...options });
 }
