@@ -8,7 +8,16 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { HAS_CHROMIUM, launchChromium } from '../support/chromium.js';
-import { bearer, login, newTenant, PASSWORD, totp, TOTP_STEP_MS, totpCodes } from '../support/identity.js';
+import {
+  bearer,
+  login,
+  newTenant,
+  PASSWORD,
+  ShiftedClock,
+  totp,
+  TOTP_STEP_MS,
+  totpCodes,
+} from '../support/identity.js';
 import { goTo, newConsolePage, shot, signInWith } from './support.js';
 
 let app: TestApp;
@@ -16,6 +25,8 @@ let browser: Browser;
 let page: Page;
 const cspViolations: string[] = [];
 const org = { email: '', tenantId: '' };
+/** The service's clock: the three TOTP steps of the MFA test are taken, not waited for. */
+const clock = new ShiftedClock();
 
 const go = (p: Page, hash: string) => goTo(p, app.url, hash);
 
@@ -29,7 +40,7 @@ const apiLogin = () =>
 
 describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screens', () => {
   beforeAll(async () => {
-    app = await createTestApp();
+    app = await createTestApp({ clock });
     browser = await launchChromium();
     const tenant = await newTenant(app);
     Object.assign(org, { email: tenant.adminEmail, tenantId: tenant.tenantId });
@@ -50,11 +61,11 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account and administration screen
     expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
     const qr = page.locator('#mfa img.qr');
     expect(await qr.evaluate((img: { naturalWidth: number }) => img.naturalWidth)).toBeGreaterThan(0);
-    const code = totpCodes(secret);
+    const code = totpCodes(secret, clock);
     const first = await code();
     // A code that is none of the accepted ones (this step's, the one before and the one after).
     const around = await Promise.all(
-      [-1, 0, 1].map((d) => totp(secret, new Date(Date.now() + d * TOTP_STEP_MS))),
+      [-1, 0, 1].map((d) => totp(secret, new Date(clock.now().getTime() + d * TOTP_STEP_MS))),
     );
     const wrong = ['000000', '111111', '222222', '333333'].find((c) => !around.includes(c))!;
     await page.fill('#mfa-enable-code', wrong);

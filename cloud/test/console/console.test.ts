@@ -24,7 +24,7 @@ import {
   sharedFaceEngine,
   type Photo,
 } from '../support/faces.js';
-import { bearer, loggedInUser, newTenant, PASSWORD, totpCodes } from '../support/identity.js';
+import { bearer, loggedInUser, newTenant, PASSWORD, ShiftedClock, totpCodes } from '../support/identity.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { waitForMail } from '../portal/support.js';
@@ -51,6 +51,8 @@ const newPage = (locale: string, viewport = LAPTOP) =>
 
 /** The owner's next TOTP code, never one used before (set once MFA is on, in beforeAll). */
 let nextCode: () => Promise<string>;
+/** The service's clock: the TOTP steps the owner's codes need are taken, not waited for. */
+const clock = new ShiftedClock();
 
 /** Signs in through the form, answering the TOTP step. */
 async function signIn(p: Page) {
@@ -107,7 +109,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     const shared = await sharedFaceEngine(1);
     engine = shared.engine;
     smtp = await startSmtpSink();
-    app = await createTestApp({ face: shared.face, env: { INTERNAL_SECRET, SMTP_URL: smtp.url } });
+    app = await createTestApp({ clock, face: shared.face, env: { INTERNAL_SECRET, SMTP_URL: smtp.url } });
     receiver = await startWebhookReceiver();
     browser = await launchChromium({ camera: path.join(scratch, 'face.mjpeg') });
 
@@ -118,7 +120,7 @@ describe.skipIf(!canRun)('admin console in Chromium', () => {
     });
     const headers = bearer(login.body.accessToken as string);
     const setup = await app.request('POST', '/v1/auth/mfa/setup', { headers });
-    nextCode = totpCodes(setup.body.secret as string);
+    nextCode = totpCodes(setup.body.secret as string, clock);
     const code = await nextCode();
     const enable = await app.request('POST', '/v1/auth/mfa/enable', { headers, body: { code } });
     expect(enable.status, enable.text).toBe(200);

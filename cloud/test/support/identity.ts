@@ -13,6 +13,18 @@ export class TestClock {
   }
 }
 
+/**
+ * The real time, moved on by `advance`: for an app a browser talks to, whose clock may run ahead of the
+ * browser's by a few TOTP steps (a test then takes a step instead of waiting up to 30 s for it).
+ */
+export class ShiftedClock {
+  private offsetMs = 0;
+  now = () => new Date(Date.now() + this.offsetMs);
+  advance(ms: number) {
+    this.offsetMs += ms;
+  }
+}
+
 export interface IdentityApp extends TestApp {
   clock: TestClock;
 }
@@ -73,18 +85,21 @@ export const TOTP_STEP_MS = 30_000;
 /**
  * Codes of `secret` for ever later 30 s steps: the service takes a step once and only after the last
  * one it took, and accepts one step ahead of its clock (so at most one code is ready ahead of time).
+ * Given the service's clock (a `ShiftedClock`), a code not ready yet moves that clock on a step; else
+ * it waits for the real time.
  */
-export function totpCodes(secret: string): () => Promise<string> {
+export function totpCodes(secret: string, clock?: ShiftedClock): () => Promise<string> {
   let last = -Infinity;
   return async () => {
     for (;;) {
-      const now = Math.floor(Date.now() / TOTP_STEP_MS);
+      const now = Math.floor((clock?.now() ?? new Date()).getTime() / TOTP_STEP_MS);
       const step = Math.max(last + 1, now);
       if (step <= now + 1) {
         last = step;
         return totp(secret, new Date(step * TOTP_STEP_MS + 1000));
       }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (clock) clock.advance(TOTP_STEP_MS);
+      else await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   };
 }
