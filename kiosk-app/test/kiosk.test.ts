@@ -301,8 +301,14 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   // One browser context per camera for the whole file, as a kiosk keeps its profile: the branding cached
   // in localStorage while online is what the attract screen shows offline.
   const contexts = new Map<keyof typeof browsers, BrowserContext>();
-  async function open(who: keyof typeof browsers, lang: (typeof LANGS)[number]): Promise<Page> {
+  /** With `clock`, the page's clock runs as the real one until the test moves it on (`page.clock`). */
+  async function open(
+    who: keyof typeof browsers,
+    lang: (typeof LANGS)[number],
+    options: { clock?: boolean } = {},
+  ): Promise<Page> {
     const page = await context(who).newPage();
+    if (options.clock) await page.clock.install();
     page.on('pageerror', (e) => console.error(`[kiosk page] ${e.message}`));
     await page.goto(`${kiosk.url}/?event=${events[lang].publicToken}`);
     await page.locator('main').first().waitFor();
@@ -679,7 +685,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         await cloud.down();
         await until(async () => !(await agentCall(agent!, 'GET', '/status')).body.online, 10_000, 'offline');
       }
-      const page = await open('empty', lang);
+      const page = await open('empty', lang, { clock: true });
       await attractShown(page, lang);
       // A short touch on the corner does nothing, not even start a check-in.
       await page.click('#staff-open');
@@ -726,8 +732,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         await expect.poll(() => page.locator('#offline').innerText()).toContain(`(${queued + 1} `);
       }
       await shot(page, `21-staff-checked-in-${lang}`);
-      // The staff session times out by itself and the kiosk returns to attract.
-      await page.locator('[data-screen="attract"]').waitFor({ timeout: (STAFF_SESSION_S + 4) * 1000 });
+      // The staff session times out by itself and the kiosk returns to attract (the page's clock moved
+      // on past its idle timeout).
+      await page.clock.runFor(STAFF_SESSION_S * 1000 + 1000);
+      await page.locator('[data-screen="attract"]').waitFor({ timeout: 5_000 });
       await page.close();
       if (lang === 'en') await until(async () => (await manualRows()) === 1, 10_000, 'manual synced');
     }
