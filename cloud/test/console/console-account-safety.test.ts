@@ -98,7 +98,13 @@ describe.skipIf(!HAS_CHROMIUM)('admin console: account safety', () => {
       await q.fill('#email', email);
       await q.fill('#password', 'a long new passphrase');
       await q.click('button[type=submit]');
-      await q.locator('nav[aria-label=Console]').waitFor({ state: 'attached', ...POLL });
+      // A run under load once timed out here: the page's words say what it showed instead.
+      await q
+        .locator('nav[aria-label=Console]')
+        .waitFor({ state: 'attached', ...POLL })
+        .catch(async (e: Error) => {
+          throw new Error(`${e.message}\nthe page showed: ${await q.locator('body').innerText()}`);
+        });
       expect(await q.locator('.who').innerText()).toContain(email);
       await p.context().close();
       await q.context().close();
