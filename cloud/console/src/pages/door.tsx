@@ -93,6 +93,9 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [tick, setTick] = useState(0);
+  /** The question (search, status, reload) whose answer the list shows. */
+  const question = `${q}\n${status}\n${tick}`;
+  const [answered, setAnswered] = useState<string | null>(null);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [notice, setNotice] = useState('');
   const [undoing, setUndoing] = useState<Guest | null>(null);
@@ -149,7 +152,11 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
         action.setError(null);
       })
       .catch((err: unknown) => n === asked.current && action.setError(shownError(err)))
-      .finally(() => n === asked.current && setLoading(false));
+      .finally(() => {
+        if (n !== asked.current) return;
+        setLoading(false);
+        setAnswered(question);
+      });
   }, [q, status, tick]);
 
   const loadMore = async () => {
@@ -437,7 +444,12 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
             ? t('noGuestMatch', { q })
             : t('doorShowing', { shown: items.length, total })}
       </p>
-      <ul class="door-list" id="door-guests" aria-busy={loading}>
+      {/* Busy from the first key typed until the list shows the answer to what was typed. */}
+      <ul
+        class="door-list"
+        id="door-guests"
+        aria-busy={loading || typed.trim() !== q || answered !== question}
+      >
         {items.map((g) => (
           <li key={g.id} class={g.status === 'checked_in' ? 'in' : undefined} data-guest={g.name}>
             <input
