@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/infra/db/index.js';
 import { createFaceGallery, templateContext, type FaceGallery } from '../../src/modules/faces/gallery.js';
 import { createTestApp, type TestApp } from '../support/app.js';
+import { testBackend } from '../support/database.js';
 import { newTenant } from '../support/identity.js';
 import { seedEnrolled } from '../support/seed-gallery.js';
 
@@ -88,32 +89,37 @@ describe('face gallery coherence across processes', () => {
     expect(other.size(tenantId, model)).toBe(0);
   });
 
-  it('lets timers run while it loads a gallery from the rows, a page at a time', async () => {
-    // 12,000 templates: three pages of 5,000. On PGlite every statement runs on this thread, and a load
-    // that only awaits promises held every timer and socket until it was done (4.5 s at 100,000).
-    const { tenantId: big } = await newTenant(app);
-    await seedEnrolled(app.deps, {
-      tenantId: big,
-      modelId: model,
-      count: 12_000,
-      enrolledAt: new Date(Date.now() - 3_600_000),
-      embedding: (i) => direction(1 + (i % (EMBEDDING_DIMENSIONS - 1)), i / 12_000),
-    });
-    const fresh = createFaceGallery({
-      db: app.deps.db,
-      cipher: app.deps.cipher,
-      clock: app.deps.clock,
-      snapshots: false,
-    });
-    let turns = 0;
-    const timer = setInterval(() => turns++, 1);
-    try {
-      await fresh.search(big, model, direction(0), 1);
-    } finally {
-      clearInterval(timer);
-    }
-    expect(fresh.size(big, model)).toBe(12_000);
-    // A turn between pages (after the last one the load goes on to the search without waiting).
-    expect(turns).toBeGreaterThanOrEqual(2);
-  });
+  // PGlite only: on PostgreSQL each read waits on a socket, so timers run between pages whatever the
+  // gallery does, and the test could not fail there.
+  it.skipIf(testBackend !== 'pglite')(
+    'lets timers run while it loads a gallery from the rows, a page at a time',
+    async () => {
+      // 12,000 templates: three pages of 5,000. On PGlite every statement runs on this thread, and a load
+      // that only awaits promises held every timer and socket until it was done (4.5 s at 100,000).
+      const { tenantId: big } = await newTenant(app);
+      await seedEnrolled(app.deps, {
+        tenantId: big,
+        modelId: model,
+        count: 12_000,
+        enrolledAt: new Date(Date.now() - 3_600_000),
+        embedding: (i) => direction(1 + (i % (EMBEDDING_DIMENSIONS - 1)), i / 12_000),
+      });
+      const fresh = createFaceGallery({
+        db: app.deps.db,
+        cipher: app.deps.cipher,
+        clock: app.deps.clock,
+        snapshots: false,
+      });
+      let turns = 0;
+      const timer = setInterval(() => turns++, 1);
+      try {
+        await fresh.search(big, model, direction(0), 1);
+      } finally {
+        clearInterval(timer);
+      }
+      expect(fresh.size(big, model)).toBe(12_000);
+      // A turn between pages (after the last one the load goes on to the search without waiting).
+      expect(turns).toBeGreaterThanOrEqual(2);
+    },
+  );
 });

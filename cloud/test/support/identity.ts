@@ -85,10 +85,13 @@ export const TOTP_STEP_MS = 30_000;
 /**
  * Codes of `secret` for ever later 30 s steps: the service takes a step once and only after the last
  * one it took, and accepts one step ahead of its clock (so at most one code is ready ahead of time).
- * Given the service's clock (a `ShiftedClock`), a code not ready yet moves that clock on a step; else
- * it waits for the real time.
+ * Given the service's clock (a `ShiftedClock` or a `TestClock`), a code not ready yet moves that clock
+ * on a step; else it waits for the real time.
  */
-export function totpCodes(secret: string, clock?: ShiftedClock): () => Promise<string> {
+export function totpCodes(
+  secret: string,
+  clock?: Pick<ShiftedClock, 'now' | 'advance'>,
+): () => Promise<string> {
   let last = -Infinity;
   return async () => {
     for (;;) {

@@ -124,8 +124,9 @@ export function adminRoutes(deps: AppDeps) {
         `${KEEP_ALIVE_MS / 1000} s keeps it open. Send \`Last-Event-ID\` to resume: the check-ins received ` +
         `after that one (at most ${RESUME_MAX}) come first. Browsers: read it with \`fetch\` and the ` +
         '`Authorization` header (EventSource cannot send it). The stream ends when the access token that ' +
-        'opened it expires, or when its session ends (logout, password reset, deactivation, role change): at once ' +
-        'when that happened on the same API process, else at the next keep-alive. Reconnect with a fresh access token.',
+        'opened it expires, or when its session ends (logout, a reused refresh token, password reset, MFA turned on ' +
+        'with other sessions ended, role change, deactivation): at once when that happened on the same API ' +
+        'process, else at the next keep-alive. Reconnect with a fresh access token.',
       tag: TAG,
       auth: ['adminSession'],
       scope: 'persons:read',
