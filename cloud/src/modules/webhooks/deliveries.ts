@@ -69,12 +69,19 @@ const noUrl = () =>
 export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' | 'outbox'>) {
   const { prisma } = deps.db;
 
-  const one = async (tenantId: string, id: string) =>
-    toWire(await prisma.webhookDelivery.findFirstOrThrow({ where: { id, tenantId }, include: INCLUDE }));
+  /**
+   * Deliveries with their attempts, read in one snapshot: they are two queries, and a delivery must never
+   * be shown with an attempt its own row does not reflect yet (the dispatcher writes both at once). An
+   * interactive transaction: Prisma runs a batch `$transaction([query])` of one query without BEGIN.
+   */
+  const read = (args: Omit<Prisma.WebhookDeliveryFindManyArgs, 'include'>) =>
+    prisma.$transaction((tx) => tx.webhookDelivery.findMany({ ...args, include: INCLUDE }), {
+      isolationLevel: 'RepeatableRead',
+    });
 
   /** One delivery of the tenant, or 404 (another tenant's included). */
   const found = async (tenantId: string, id: string) => {
-    const row = await prisma.webhookDelivery.findFirst({ where: { id, tenantId }, include: INCLUDE });
+    const [row] = await read({ where: { id, tenantId } });
     if (!row) throw notFound('Webhook delivery');
     return toWire(row);
   };
@@ -108,19 +115,11 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         const createdAt = new Date(at);
         and.push({ OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] });
       }
-      // The deliveries and their attempts are two queries: one snapshot for both, so a delivery is never
-      // listed with an attempt its own row does not reflect yet (the dispatcher writes both at once).
-      const [rows] = await prisma.$transaction(
-        [
-          prisma.webhookDelivery.findMany({
-            where: { AND: and },
-            orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-            take: query.limit + 1,
-            include: INCLUDE,
-          }),
-        ],
-        { isolationLevel: 'RepeatableRead' },
-      );
+      const rows = await read({
+        where: { AND: and },
+        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+        take: query.limit + 1,
+      });
       const items = rows.slice(0, query.limit);
       const last = items[items.length - 1];
       return {
@@ -156,7 +155,7 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         );
       }
       deps.outbox.notify();
-      return one(actor.tenantId, deliveryId);
+      return found(actor.tenantId, deliveryId);
     },
 
     /** A new delivery of the same event (same payload and event id) to the tenant's current webhookUrl. */
@@ -192,7 +191,7 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         );
       });
       deps.outbox.notify();
-      return one(actor.tenantId, id);
+      return found(actor.tenantId, id);
     },
 
     /** Queues a signed `webhook.test` event to the tenant's webhookUrl. */
@@ -215,7 +214,7 @@ export function createAdminWebhookDeliveries(deps: Pick<AppDeps, 'db' | 'clock' 
         where: { tenantId: actor.tenantId, outboxEventId: eventId },
         select: { id: true },
       });
-      return one(actor.tenantId, delivery.id);
+      return found(actor.tenantId, delivery.id);
     },
   };
 }
