@@ -13,6 +13,15 @@ import { afterPaint, metrics } from './metrics.js';
 
 /** How often the guide looks: every frame's worth in the page; a round trip to the agent costs more. */
 const LOOK_EVERY_MS = { page: 40, agent: 150 };
+/**
+ * Attract with nobody in view for IDLE_AFTER_MS looks IDLE_LOOK_EVERY_MS apart, and at full pace again
+ * from the first face it sees (whose arrival it then confirms). A kiosk waits on attract most of the
+ * day: each look in the page costs about 30 ms of CPU without a GPU (Chromium with SwiftShader, 2026-11-27),
+ * so full pace kept a core two-thirds busy; a queue (people a few seconds apart) never leaves full pace.
+ * The price: a first face after a quiet spell is seen up to 160 ms later.
+ */
+const IDLE_AFTER_MS = 5_000;
+const IDLE_LOOK_EVERY_MS = { page: 200, agent: 500 };
 /** A face seen this long on attract starts the flow (two looks or more: not a passing glimpse). */
 const ARRIVE_MS = 120;
 /** Nobody in view this long re-arms attract (after a result the person steps away first). */
@@ -31,7 +40,7 @@ const RESULT_MS = { welcome: 2500, other: 8000 };
 /** A long press this long on attract's top-right corner opens the staff PIN pad. */
 const STAFF_PRESS_MS = 2000;
 
-const lookEvery = () => LOOK_EVERY_MS[metrics.guide ?? 'agent'];
+const lookEvery = (idle = false) => (idle ? IDLE_LOOK_EVERY_MS : LOOK_EVERY_MS)[metrics.guide ?? 'agent'];
 
 export const attract: Handler<'attract'> = async ({ armed }, signal) => {
   const { t, branding, agentEventName } = kiosk;
@@ -70,7 +79,14 @@ export const attract: Handler<'attract'> = async ({ armed }, signal) => {
     hint.textContent = t.tapToStart;
     return;
   }
-  const next = await watchForArrival(signal, armed, Infinity, () => (main.dataset.armed = 'true'));
+  main.dataset.idle = 'false';
+  const next = await watchForArrival(
+    signal,
+    armed,
+    Infinity,
+    () => (main.dataset.armed = 'true'),
+    (idle) => (main.dataset.idle = String(idle)),
+  );
   if (signal.aborted) return;
   // Nobody can see faces (no detector in the page, no face engine on the agent): touch to start.
   if (next === 'blind') hint.textContent = t.tapToStart;
@@ -80,13 +96,14 @@ export const attract: Handler<'attract'> = async ({ armed }, signal) => {
 /**
  * Watches the camera for the next person: once nobody has been in view for LEAVE_MS (at once when
  * `armed`), a face seen for ARRIVE_MS is an arrival. Null when `forMs` passes first; `blind` when
- * nobody can tell where faces are.
+ * nobody can tell where faces are. `onPace` hears whether it looks at the idle pace (IDLE_AFTER_MS).
  */
 async function watchForArrival(
   signal: AbortSignal,
   armed: boolean,
   forMs: number,
   onArmed: () => void,
+  onPace: (idle: boolean) => void = () => {},
 ): Promise<Arrival | 'blind' | null> {
   const ends = performance.now() + forMs;
   let seenSince = 0;
@@ -110,7 +127,9 @@ async function watchForArrival(
     if (armed && seenSince && now - seenSince >= ARRIVE_MS) {
       return { at: seenSince, retakes: 0, challenged: false };
     }
-    await sleep(Math.min(lookEvery(), Math.max(0, ends - now)), signal);
+    const idle = awaySince > 0 && now - awaySince >= IDLE_AFTER_MS;
+    onPace(idle);
+    await sleep(Math.min(lookEvery(idle), Math.max(0, ends - now)), signal);
   }
   return null;
 }
