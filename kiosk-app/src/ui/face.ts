@@ -16,8 +16,9 @@ const LOOK_EVERY_MS = { page: 40, agent: 150 };
 /**
  * Attract with nobody in view for IDLE_AFTER_MS looks IDLE_LOOK_EVERY_MS apart, and at full pace again
  * from the first face it sees (whose arrival it then confirms). A kiosk waits on attract most of the
- * day: each look in the page costs about 30 ms of CPU without a GPU (Chromium with SwiftShader, 2026-11-27),
- * so full pace kept a core two-thirds busy; a queue (people a few seconds apart) never leaves full pace.
+ * day: each look in the page costs about 30 ms of CPU without a GPU (headless Chromium with SwiftShader:
+ * 1.04 cores for the browser at full pace, 0.45 idle; kiosk.test.ts prints it); a queue (people a few
+ * seconds apart) never leaves full pace.
  * The price: a first face after a quiet spell is seen up to 160 ms later.
  */
 const IDLE_AFTER_MS = 5_000;
