@@ -19,7 +19,7 @@ const LOOK_EVERY_MS = { page: 40, agent: 150 };
  * day: each look in the page costs about 30 ms of CPU without a GPU (headless Chromium with SwiftShader:
  * 1.04 cores for the browser at full pace, 0.45 idle; kiosk.test.ts prints it); a queue (people a few
  * seconds apart) never leaves full pace.
- * The price: a first face after a quiet spell is seen up to 160 ms later.
+ * The price: a first face after a quiet spell is seen up to 160 ms later (350 ms by the agent's detector).
  */
 const IDLE_AFTER_MS = 5_000;
 const IDLE_LOOK_EVERY_MS = { page: 200, agent: 500 };
