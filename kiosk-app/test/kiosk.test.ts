@@ -612,6 +612,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   it('with nobody in view for 5 s, attract looks five times a second instead of at every frame, and a face coming into view still starts the check-in', async () => {
     const page = await open('quiet', 'en');
     const looks = async () => ((await metrics(page)) as { guideLooks: { page: number } }).guideLooks.page;
+    const cpu = () => chromiumCpuSeconds(quietCamera);
     /** Looks a second over about `ms` of the page's own time, and the cores its Chromium used meanwhile. */
     const pace = async (ms: number) => {
       const [n0, t0, c0] = [await looks(), await page.evaluate(() => performance.now()), cpu()];
@@ -622,11 +623,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         cores: c0 === undefined || c1 === undefined ? NaN : ((c1 - c0) * 1000) / (t1 - t0),
       };
     };
-    const cpu = () => chromiumCpuSeconds(quietCamera);
     const attract = page.locator('main[data-screen="attract"]');
     // At first (once the page's detector has loaded) every frame's worth.
     await expect.poll(looks, { timeout: 30_000 }).toBeGreaterThan(0);
-    expect(await page.locator('main[data-screen="attract"]').getAttribute('data-idle')).toBe('false');
+    expect(await attract.getAttribute('data-idle')).toBe('false');
     const busy = await pace(1000);
     await page.locator('main[data-screen="attract"][data-idle="true"]').waitFor({ timeout: 30_000 });
     const idle = await pace(1500);

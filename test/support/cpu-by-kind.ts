@@ -7,10 +7,7 @@
 //
 //   npx tsx test/support/cpu-by-kind.ts pnpm vitest run
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-
-/** Linux's USER_HZ: the unit of utime and stime in /proc/<pid>/stat. */
-const TICKS_PER_SECOND = 100;
+import { HAS_PROC, readProcesses } from '@portico/test-support/processes';
 
 const KINDS: Array<[kind: string, test: RegExp]> = [
   ['chromium', /chrom/],
@@ -25,26 +22,8 @@ const KINDS: Array<[kind: string, test: RegExp]> = [
   ['other node', /node/],
 ];
 
-function kindOf(pid: string): string {
-  let cmd = '';
-  try {
-    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-  } catch {
-    return 'gone';
-  }
-  if (!cmd) return 'kernel threads';
-  return KINDS.find(([, test]) => test.test(cmd))?.[0] ?? `other: ${cmd.slice(0, 40)}`;
-}
-
-function ticksOf(pid: string): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return undefined;
-  }
-}
+const kindOf = (cmd: string): string =>
+  !cmd ? 'kernel threads' : (KINDS.find(([, test]) => test.test(cmd))?.[0] ?? `other: ${cmd.slice(0, 40)}`);
 
 const [command, ...args] = process.argv.slice(2);
 if (!command) {
@@ -52,23 +31,26 @@ if (!command) {
   process.exit(2);
 }
 
-const seen = new Map<string, { kind: string; ticks: number }>();
+if (!HAS_PROC) {
+  console.error('cpu-by-kind reads /proc: Linux only');
+  process.exit(2);
+}
+
+/** By pid: its kind and its CPU seconds at the last reading. */
+const seen = new Map<string, { kind: string; cpuSeconds: number }>();
 const used = new Map<string, number>();
 function read(first: boolean): void {
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const ticks = ticksOf(pid);
-    if (ticks === undefined) continue;
-    const known = seen.get(pid);
+  for (const p of readProcesses()) {
+    const known = seen.get(p.pid);
     if (known) {
-      used.set(known.kind, (used.get(known.kind) ?? 0) + ticks - known.ticks);
-      known.ticks = ticks;
+      used.set(known.kind, (used.get(known.kind) ?? 0) + p.cpuSeconds - known.cpuSeconds);
+      known.cpuSeconds = p.cpuSeconds;
       continue;
     }
-    const kind = kindOf(pid);
-    seen.set(pid, { kind, ticks });
+    const kind = kindOf(p.cmd);
+    seen.set(p.pid, { kind, cpuSeconds: p.cpuSeconds });
     // Started since the last reading: all its time is the command's.
-    if (!first) used.set(kind, (used.get(kind) ?? 0) + ticks);
+    if (!first) used.set(kind, (used.get(kind) ?? 0) + p.cpuSeconds);
   }
 }
 
@@ -80,11 +62,10 @@ child.on('exit', (code, signal) => {
   clearInterval(timer);
   read(false);
   const wall = (performance.now() - started) / 1000;
-  const rows = [...used].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
-  const total = rows.reduce((sum, [, t]) => sum + t, 0) / TICKS_PER_SECOND;
+  const rows = [...used].filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((sum, [, s]) => sum + s, 0);
   console.log(`\nCPU by kind of process, ${wall.toFixed(0)} s wall, ${total.toFixed(0)} s CPU in all:`);
-  for (const [kind, t] of rows.slice(0, 15)) {
-    const s = t / TICKS_PER_SECOND;
+  for (const [kind, s] of rows.slice(0, 15)) {
     console.log(`${s.toFixed(1).padStart(9)} s  ${((100 * s) / total).toFixed(1).padStart(5)} %  ${kind}`);
   }
   process.exit(code ?? (signal ? 1 : 0));

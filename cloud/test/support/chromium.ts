@@ -1,11 +1,12 @@
 // Debian's Chromium driven by playwright-core, launched as every browser test here needs it (the flags
 // ENVIRONMENT.md lists for root in a container), with an optional fake camera playing a file.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { readProcesses } from './processes.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -35,24 +36,11 @@ export function launchChromium(options: { camera?: string } = {}): Promise<Brows
 
 /**
  * CPU seconds used so far by the Chromium whose fake camera plays `camera` (`launchChromium`), its
- * browser, GPU, utility and renderer processes together, read from /proc (user + system time at
- * Linux's 100 ticks a second); undefined where there is no /proc. For figures a test prints.
+ * browser, GPU, utility and renderer processes together (user + system time, from /proc); undefined
+ * where it is not found (or there is no /proc). For figures a test prints.
  */
 export function chromiumCpuSeconds(camera: string): number | undefined {
-  if (!existsSync('/proc/self/stat')) return undefined;
-  const processes = readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        // After "pid (name) ": state, ppid, ... utime and stime are the 14th and 15th fields.
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        return [{ pid, ppid: f[1]!, ticks: Number(f[11]) + Number(f[12]), cmd }];
-      } catch {
-        return []; // exited meanwhile
-      }
-    });
+  const processes = readProcesses();
   const root = processes.find(
     (p) => p.cmd.includes(`--use-file-for-fake-video-capture=${camera}`) && !p.cmd.includes('--type='),
   );
@@ -67,7 +55,7 @@ export function chromiumCpuSeconds(camera: string): number | undefined {
       }
     }
   }
-  return processes.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.ticks, 0) / 100;
+  return processes.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.cpuSeconds, 0);
 }
 
 /** A fake camera file: an MJPEG stream is JPEG frames one after the other (here one frame, 30 times). */
