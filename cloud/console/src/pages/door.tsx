@@ -458,7 +458,7 @@ function DoorView({ session, event }: { session: Session; event: EventT }) {
               checked={selected.has(g.id)}
               onChange={(e) => toggle(g.id, (e.currentTarget as HTMLInputElement).checked)}
             />
-            <div class="who">
+            <div class="guest">
               <strong>{g.name}</strong>
               <small>{[g.email, g.document].filter(Boolean).join(' · ') || '\u00a0'}</small>
             </div>
