@@ -92,6 +92,13 @@ export async function screenshot(
   options: { fullPage?: boolean } = {},
 ): Promise<void> {
   if (process.env.UPDATE_SCREENSHOTS !== '1') return;
+  // A camera's picture, not the black box before its first frame (seen on the kiosk's attract screen
+  // once screenshots stopped pacing the tests).
+  await page.waitForFunction(
+    "[...document.querySelectorAll('video')].every((v) => !v.srcObject || v.readyState >= 2)",
+    null,
+    { timeout: 10_000 },
+  );
   await mkdir(folder, { recursive: true });
   await page.screenshot({ path: path.join(folder, `${name}.png`), ...options });
 }
