@@ -5,6 +5,9 @@ export default defineConfig({
     include: ['{cloud,shared/*,device-agent,kiosk-app,test}/test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll gives up after 1 s by default: on a loaded 2-core CI machine a fake camera has taken
+    // longer than that to show its first frame (cloud/test/portal/pages.test.ts, 2026-11-27).
+    expect: { poll: { timeout: 10_000 } },
     // Two cores: ONNX inference and database tests compete; keep files parallel but bounded. Three
     // files at a time (tried 2026-11-27) ran the suite in 11.7-12.5 min instead of 14.1, but two CI
     // runs out of three then failed a timing-sensitive test (the kiosk's staff lock-out, the face

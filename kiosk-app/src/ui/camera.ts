@@ -123,7 +123,11 @@ export async function locateFace(far = false): Promise<FaceBox | null | undefine
     face = inPage ? (asked ?? null) : asked;
   }
   metrics.guideMs.push(Math.round((performance.now() - started) * 10) / 10);
-  if (metrics.guideMs.length > 50) metrics.guideMs.shift();
+  metrics.guideAt.push(Math.round(started * 10) / 10);
+  if (metrics.guideMs.length > 50) {
+    metrics.guideMs.shift();
+    metrics.guideAt.shift();
+  }
   return face;
 }
 

@@ -108,7 +108,8 @@ async function watchForArrival(
 ): Promise<Arrival | 'blind' | null> {
   const ends = performance.now() + forMs;
   let seenSince = 0;
-  let awaySince = performance.now();
+  // Nobody in view since the first look that saw nobody (the detector may still be loading before it).
+  let awaySince = 0;
   while (!signal.aborted && performance.now() < ends) {
     const face = await locateFace();
     if (signal.aborted) break;

@@ -19,6 +19,8 @@ export const metrics = {
   guideLooks: { page: 0, agent: 0 },
   /** The last 50 looks of the guide, ms each (a detection in the page, or a round trip). */
   guideMs: [] as number[],
+  /** When each of those looks started (ms since navigation): the pause between looks is the pace. */
+  guideAt: [] as number[],
 };
 (window as unknown as { kioskMetrics: typeof metrics }).kioskMetrics = metrics;
 try {
