@@ -620,7 +620,9 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
      */
     const pauses = async (since: number) => {
       const { guideAt, guideMs } = await looks();
-      return guideAt.slice(1).flatMap((at, i) => (guideAt[i]! >= since ? [at - guideAt[i]! - guideMs[i]!] : []));
+      return guideAt
+        .slice(1)
+        .flatMap((at, i) => (guideAt[i]! >= since ? [at - guideAt[i]! - guideMs[i]!] : []));
     };
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const now = () => page.evaluate(() => performance.now());
