@@ -19,9 +19,12 @@ const ENDS = '2026-11-30T01:30:00.000Z';
 const WHEN_PT = 'domingo, 29 de novembro, 19:00 (Horário Padrão de Brasília)';
 const WHEN_EN = 'Sunday, 29 November, 19:00 (Brasilia Standard Time)';
 const ISO_TIMESTAMP = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
-/** Words of the English mails that have no place in a Portuguese one. */
+/**
+ * Words of the English mails that have no place in a Portuguese one. A word is bounded by neither a
+ * letter nor a digit: the generated tenant name "Tenant tmwzpm6on5" once read as holding "on".
+ */
 const ENGLISH =
-  /(?<![\p{L}-])(hello|invites?|invitation|reminder|confirm|attendance|entrance|keep|register|open|until|valid|your|you|ready|erased|expires|deletion|sign-in|signed|the|and|at|on|time|standard|coordinated|sunday|monday|tuesday|wednesday|thursday|friday|saturday|november|december|unknown)(?![\p{L}-])/iu;
+  /(?<![\p{L}\p{N}-])(hello|invites?|invitation|reminder|confirm|attendance|entrance|keep|register|open|until|valid|your|you|ready|erased|expires|deletion|sign-in|signed|the|and|at|on|time|standard|coordinated|sunday|monday|tuesday|wednesday|thursday|friday|saturday|november|december|unknown)(?![\p{L}\p{N}-])/iu;
 
 let app: PortalApp;
 let org: Awaited<ReturnType<typeof integratorOf>>;

@@ -20,9 +20,14 @@ export const textsOn = (p: Page) =>
     return out.filter(Boolean);
   })()`);
 
-/** The words of a text, lower-case ("check-in" and "e-mail" stay one word); `{placeholders}` left out. */
+/**
+ * The words of a text, lower-case ("check-in" and "e-mail" stay one word); `{placeholders}` left out,
+ * and tokens with a digit too: a generated name such as "Tenant tmwzpm6on5" holds no word "on".
+ */
 export function wordsOf(text: string): string[] {
-  return (text.replace(/\{\w+\}/g, ' ').match(/\p{L}+(?:[-'’]\p{L}+)*/gu) ?? []).map((w) => w.toLowerCase());
+  return (text.replace(/\{\w+\}/g, ' ').match(/[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu) ?? [])
+    .filter((w) => !/\p{N}/u.test(w))
+    .map((w) => w.toLowerCase());
 }
 
 /**
