@@ -152,6 +152,8 @@ async function arrivalsFile(dir: string, name: string, photo: Buffer, awayS = 1,
 }
 
 const launch = (camera: string) => launchChromium({ camera });
+/** The middle value (the lower of the two middle ones for an even count). */
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { timeout: 120_000 }, () => {
   let scratch: string;
@@ -579,14 +581,13 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       guide: string;
     };
     const times = m.faceInViewToResultMs.slice(0, people);
-    const looks = times.filter((_, i) => !m.challenged[i]).sort((a, b) => a - b);
-    const median = (xs: number[]) => xs[Math.floor((xs.length - 1) / 2)];
+    const looks = times.filter((_, i) => !m.challenged[i]);
     const at = m.resultsAt.slice(0, people);
     const perMinute = ((at.length - 1) * 60_000) / (at[at.length - 1]! - at[0]!);
     console.log(
       `[kiosk] door, time per person from the face in view to the result on screen: ${JSON.stringify(times)} ms; ` +
         `challenged ${JSON.stringify(m.challenged.slice(0, people))}; median on the passive look alone ` +
-        `${median(looks)} ms, over all ${median([...times].sort((a, b) => a - b))} ms; ` +
+        `${median(looks)} ms, over all ${median(times)} ms; ` +
         `${perMinute.toFixed(1)} people a minute (the camera brings one every 3 s); guide in the ${m.guide}`,
     );
     // Welcomed on the passive look (re-entry is allowed at this event by default): the enlarged photo
@@ -624,7 +625,6 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         .slice(1)
         .flatMap((at, i) => (guideAt[i]! >= since ? [at - guideAt[i]! - guideMs[i]!] : []));
     };
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const now = () => page.evaluate(() => performance.now());
     const cpu = () => chromiumCpuSeconds(quietCamera);
     /** Looks a second over about `ms` of the page's own time, and the cores its Chromium used meanwhile. */

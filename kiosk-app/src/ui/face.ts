@@ -14,11 +14,11 @@ import { afterPaint, metrics } from './metrics.js';
 /** How often the guide looks: every frame's worth in the page; a round trip to the agent costs more. */
 const LOOK_EVERY_MS = { page: 40, agent: 150 };
 /**
- * Attract with nobody in view for IDLE_AFTER_MS looks IDLE_LOOK_EVERY_MS apart, and at full pace again
- * from the first face it sees (whose arrival it then confirms). A kiosk waits on attract most of the
- * day: each look in the page costs about 30 ms of CPU without a GPU (headless Chromium with SwiftShader:
- * 1.04 cores for the browser at full pace, 0.45 idle; kiosk.test.ts prints it); a queue (people a few
- * seconds apart) never leaves full pace.
+ * Once attract's looks have seen nobody for IDLE_AFTER_MS, it pauses IDLE_LOOK_EVERY_MS between looks,
+ * and goes back to full pace from the first face it sees (whose arrival it then confirms). A kiosk
+ * waits on attract most of the day, and each look in the page costs about 30 ms of CPU without a GPU
+ * (the browser's cores at each pace: kiosk.test.ts prints them, docs/kiosk-and-field/kiosk-screens.md
+ * keeps them); a queue (people a few seconds apart) never leaves full pace.
  * The price: a first face after a quiet spell is seen up to 160 ms later (350 ms by the agent's detector).
  */
 const IDLE_AFTER_MS = 5_000;
@@ -97,7 +97,7 @@ export const attract: Handler<'attract'> = async ({ armed }, signal) => {
 /**
  * Watches the camera for the next person: once nobody has been in view for LEAVE_MS (at once when
  * `armed`), a face seen for ARRIVE_MS is an arrival. Null when `forMs` passes first; `blind` when
- * nobody can tell where faces are. `onPace` hears whether it looks at the idle pace (IDLE_AFTER_MS).
+ * nobody can tell where faces are. `onPace` hears when it goes to the idle pace (IDLE_AFTER_MS) and back.
  */
 async function watchForArrival(
   signal: AbortSignal,
@@ -110,6 +110,7 @@ async function watchForArrival(
   let seenSince = 0;
   // Nobody in view since the first look that saw nobody (the detector may still be loading before it).
   let awaySince = 0;
+  let idle = false;
   while (!signal.aborted && performance.now() < ends) {
     const face = await locateFace();
     if (signal.aborted) break;
@@ -129,8 +130,12 @@ async function watchForArrival(
     if (armed && seenSince && now - seenSince >= ARRIVE_MS) {
       return { at: seenSince, retakes: 0, challenged: false };
     }
-    const idle = awaySince > 0 && now - awaySince >= IDLE_AFTER_MS;
-    onPace(idle);
+    const nowIdle = awaySince > 0 && now - awaySince >= IDLE_AFTER_MS;
+    // Told only when it changes: the screen's attribute is not written at every look.
+    if (nowIdle !== idle) {
+      idle = nowIdle;
+      onPace(idle);
+    }
     await sleep(Math.min(lookEvery(idle), Math.max(0, ends - now)), signal);
   }
   return null;
