@@ -144,19 +144,31 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
   }
 
   const pglite = db;
+  return {
+    ...databaseOnPGlite(pglite, async () => {
+      await pglite.close();
+      await release();
+    }),
+    ...(dir ? { dataDir: options.dataDir } : {}),
+  };
+}
+
+/**
+ * The service's view of a PGlite instance that is open and migrated; `close` runs `release` after
+ * Prisma lets go (the service closes the instance; tests hand an in-memory one back for reuse).
+ */
+export function databaseOnPGlite(pglite: PGlite, release: () => Promise<void>): Database {
   const prepared = withPreparedStatements(pglite);
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(prepared.instance) });
   return {
     prisma,
     sql: directOnPGlite(prepared),
     kind: 'pglite',
-    ...(dir ? { dataDir: options.dataDir } : {}),
     ping: async () => {
       await prisma.$queryRaw`SELECT 1`;
     },
     close: async () => {
       await prisma.$disconnect();
-      await pglite.close();
       await release();
     },
   };
