@@ -66,13 +66,6 @@ export interface OpenDatabaseOptions {
   databaseUrl?: string;
   /** Service data directory; PGlite lives in `${dataDir}/pglite`. */
   dataDir?: string;
-  /** PGlite in memory, nothing written to disk. */
-  memory?: boolean;
-  /**
-   * PGlite start state from `dumpDataDir()`, for `memory: true` or a new data directory (tests: a
-   * migrated snapshot starts in ~1 s instead of ~5 s for initdb).
-   */
-  snapshot?: Blob | File;
   /** Directory of Prisma migration folders (default cloud/prisma/migrations). */
   migrationsDir?: string;
   /** Pool size for PostgreSQL (default 10). */
@@ -82,10 +75,8 @@ export interface OpenDatabaseOptions {
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  if (!options.memory && !options.dataDir) {
-    throw new Error('openDatabase: give databaseUrl, dataDir, or memory: true');
-  }
-  return openPGlite(options);
+  if (!options.dataDir) throw new Error('openDatabase: give databaseUrl or dataDir');
+  return openPGlite(options.dataDir, options);
 }
 
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
@@ -120,21 +111,14 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   };
 }
 
-async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
-  let dir: string | undefined;
-  let release = async (): Promise<void> => {};
-  if (!options.memory && options.dataDir) {
-    dir = join(options.dataDir, 'pglite');
-    await mkdir(dir, { recursive: true });
-    // PGlite itself does not notice a second process on the same directory (it would corrupt it).
-    release = await acquireDataDirLock(dir);
-  }
+async function openPGlite(dataDir: string, options: OpenDatabaseOptions): Promise<Database> {
+  const dir = join(dataDir, 'pglite');
+  await mkdir(dir, { recursive: true });
+  // PGlite itself does not notice a second process on the same directory (it would corrupt it).
+  const release = await acquireDataDirLock(dir);
   let db: PGlite | undefined;
   try {
-    db = new PGlite({
-      ...(dir ? { dataDir: dir } : {}),
-      ...(options.snapshot ? { loadDataDir: options.snapshot } : {}),
-    });
+    db = new PGlite({ dataDir: dir });
     await db.waitReady;
     await migrate(pgliteConnection(db), { migrationsDir: options.migrationsDir, onLog: options.onLog });
   } catch (error) {
@@ -149,7 +133,7 @@ async function openPGlite(options: OpenDatabaseOptions): Promise<Database> {
       await pglite.close();
       await release();
     }),
-    ...(dir ? { dataDir: options.dataDir } : {}),
+    dataDir,
   };
 }
 
