@@ -59,19 +59,26 @@ const KEEP_IDLE = process.env.VITEST ? 3 : 0;
 /** Memory only grows: one that a test filled (100,000 templates) is closed rather than kept. */
 const KEEP_MAX_BYTES = 384 * 1024 * 1024;
 
+/** The migrated snapshot's state, the same for every instance loaded from it: read from the first. */
 interface Pristine {
   /** Empties every table but the migrations' own, and restarts the sequences. */
   wipe: string;
   /** Of the schema (tables, columns, constraints, triggers, functions) and the migrations applied. */
   fingerprint: string;
-  /** Its result parsers before the Prisma adapter's were merged into them (pglite-prepared.ts). */
+  /** PGlite's result parsers before the Prisma adapter's were merged into them (pglite-prepared.ts). */
   parsers: PGlite['parsers'];
 }
-const pristine = new WeakMap<PGlite, Pristine>();
+let pristine: Promise<Pristine> | undefined;
 
 async function newInMemory(): Promise<PGlite> {
   const pglite = new PGlite({ loadDataDir: await migratedSnapshot() });
   await pglite.waitReady;
+  pristine ??= readPristine(pglite);
+  await pristine;
+  return pglite;
+}
+
+async function readPristine(pglite: PGlite): Promise<Pristine> {
   const tables = await pglite.query<{ name: string }>(
     `SELECT quote_ident(tablename) AS name FROM pg_tables
       WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1`,
@@ -79,7 +86,7 @@ async function newInMemory(): Promise<PGlite> {
   const sequences = await pglite.query<{ name: string }>(
     `SELECT quote_ident(sequencename) AS name FROM pg_sequences WHERE schemaname = 'public'`,
   );
-  pristine.set(pglite, {
+  return {
     // Without the foreign keys' triggers (replica role) the order does not matter; DELETE rather than
     // TRUNCATE, which makes new files for every table (about 120 ms against 2-15).
     wipe: [
@@ -90,8 +97,7 @@ async function newInMemory(): Promise<PGlite> {
     ].join(';\n'),
     fingerprint: await fingerprint(pglite),
     parsers: { ...pglite.parsers },
-  });
-  return pglite;
+  };
 }
 
 /** The instance for one test: once it is closed, a late statement of that test fails, as on a closed database. */
@@ -109,7 +115,7 @@ function lend(pglite: PGlite) {
 
 /** Back to the snapshot's state, or closed when it cannot be (schema changed, too big, pool full). */
 async function giveBack(pglite: PGlite): Promise<void> {
-  const state = pristine.get(pglite)!;
+  const state = await pristine!;
   try {
     if (idle.length < KEEP_IDLE && pglite.Module.HEAPU8.byteLength <= KEEP_MAX_BYTES) {
       // Prepared statements, session settings, advisory locks, temporary tables.
