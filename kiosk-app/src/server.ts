@@ -201,7 +201,7 @@ export async function startKioskServer(options: {
     }
     const asset = req.method === 'GET' ? vision.get(url.pathname) : undefined;
     if (asset) {
-      void sendFile(res, asset, headers);
+      void sendFile(req, res, asset, headers);
       return;
     }
     const file = req.method === 'GET' ? files[url.pathname] : undefined;
@@ -223,24 +223,35 @@ export async function startKioskServer(options: {
   };
 }
 
-/** A file from disk, streamed (the WebAssembly is 13 MB: not kept in memory). */
+/**
+ * A file from disk, streamed (the WebAssembly is 13 MB: not kept in memory). Cached by the browser and
+ * revalidated at every load (`no-cache` with an ETag of its size and time): a kiosk's profile then keeps
+ * the detector's compiled WebAssembly (Chromium's code cache rides on the HTTP cache's entry) and a
+ * reload or a restart of the kiosk skips compiling it again, about a second of CPU on a 2-core box
+ * (docs/kiosk-and-field/kiosk-screens.md); a file replaced by an update has another ETag.
+ */
 async function sendFile(
+  req: http.IncomingMessage,
   res: http.ServerResponse,
   file: { type: string; path: string },
   headers: Record<string, string>,
 ) {
   let size: number;
+  let etag: string;
   try {
-    size = (await stat(file.path)).size;
+    const info = await stat(file.path);
+    size = info.size;
+    etag = `"${size.toString(36)}-${Math.trunc(info.mtimeMs).toString(36)}"`;
   } catch {
     return problem(res, 404, 'not_found', 'No such file', headers);
   }
-  res.writeHead(200, {
-    'content-type': file.type,
-    'content-length': size,
-    'cache-control': 'no-store',
-    ...headers,
-  });
+  const cache = { etag, 'cache-control': 'no-cache' };
+  if (req.headers['if-none-match']?.split(/\s*,\s*/).includes(etag)) {
+    res.writeHead(304, { ...cache, ...headers });
+    res.end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': file.type, 'content-length': size, ...cache, ...headers });
   const stream = createReadStream(file.path);
   stream.on('error', () => res.destroy());
   res.on('close', () => stream.destroy());

@@ -9,9 +9,15 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHROMIUM, HAS_CHROMIUM, launchChromium, writeMjpeg } from '@portico/test-support/chromium';
+import {
+  CHROMIUM,
+  HAS_CHROMIUM,
+  launchChromium,
+  launchChromiumProfile,
+  writeMjpeg,
+} from '@portico/test-support/chromium';
 import { isFaceEngineError } from '../../shared/face-engine/src/errors.js';
 import {
   base64,
@@ -95,7 +101,9 @@ describe.skipIf(!canRun)('the in-page face detector in Chromium', { timeout: 120
   let engine: Awaited<ReturnType<typeof sharedFaceEngine>>['engine'];
   let kiosk: KioskServer;
   let bundle: string;
-  const browsers: Browser[] = [];
+  const browsers: (Browser | BrowserContext)[] = [];
+  /** The kiosk page's own headers (its CSP), which the page under test is served with. */
+  let kioskHeaders: Record<string, string>;
   /** Camera frames by name, as JPEG. */
   const frames: Record<'centred' | 'offCentre' | 'far' | 'wall', Buffer> = {} as never;
 
@@ -106,6 +114,12 @@ describe.skipIf(!canRun)('the in-page face detector in Chromium', { timeout: 120
     kiosk = await startKioskServer({ agentUrl: 'http://127.0.0.1:9', cloudUrl: 'http://127.0.0.1:9' });
     // The same esbuild settings as app.js (tasks-vision's ES module bundled in).
     bundle = await bundleUi(fileURLToPath(new URL('../src/ui/face-detector.ts', import.meta.url)));
+    // Read once: fetched again for every page, a reused keep-alive connection the server had just
+    // closed failed one page's load (ECONNRESET) on a loaded machine.
+    const kioskPage = await fetch(`${kiosk.url}/`);
+    await kioskPage.text();
+    kioskHeaders = Object.fromEntries(kioskPage.headers);
+    expect(kioskHeaders['content-security-policy']).toContain("script-src 'self'");
     const dir = path.join(LABELLED_DIR, 'bbt/leonard');
     const photo = await readFile(path.join(dir, (await readdir(dir)).sort()[0]!));
     frames.centred = await frameOf(photo, { size: 300, left: 170, top: 90 });
@@ -123,18 +137,24 @@ describe.skipIf(!canRun)('the in-page face detector in Chromium', { timeout: 120
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  /** A page of the kiosk's origin with the kiosk page's own headers (its CSP), showing `frame` as the camera. */
-  async function pageWithCamera(frame: keyof typeof frames): Promise<Page> {
-    const browser = await launchChromium({
-      camera: await writeMjpeg(path.join(scratch, `${frame}.mjpeg`), frames[frame]),
-    });
-    browsers.push(browser);
-    const page = await browser.newPage();
-    await page.route(`${kiosk.url}${PAGE_PATH}`, async (route) => {
-      const kioskPage = await route.fetch({ url: `${kiosk.url}/` });
-      expect(kioskPage.headers()['content-security-policy']).toContain("script-src 'self'");
-      await route.fulfill({ response: kioskPage, body: PAGE });
-    });
+  /**
+   * A page of the kiosk's origin with the kiosk page's own headers (its CSP), showing `frame` as the
+   * camera: in a browser of its own, or a new page of `context`.
+   */
+  async function pageWithCamera(frame: keyof typeof frames, context?: BrowserContext): Promise<Page> {
+    let page: Page;
+    if (context) {
+      page = await context.newPage();
+    } else {
+      const browser = await launchChromium({
+        camera: await writeMjpeg(path.join(scratch, `${frame}.mjpeg`), frames[frame]),
+      });
+      browsers.push(browser);
+      page = await browser.newPage();
+    }
+    await page.route(`${kiosk.url}${PAGE_PATH}`, (route) =>
+      route.fulfill({ status: 200, headers: kioskHeaders, body: PAGE }),
+    );
     await page.route(`${kiosk.url}${MODULE_PATH}`, (route) =>
       route.fulfill({ contentType: 'text/javascript', body: bundle }),
     );
@@ -298,5 +318,41 @@ describe.skipIf(!canRun)('the in-page face detector in Chromium', { timeout: 120
       route.fulfill({ status: 404, body: '' }),
     );
     expect((await run(page, 1, 0)).loaded).toBe(false);
+  });
+  it("is kept by a kiosk's profile: the detector's files are revalidated (304), not sent again", async () => {
+    const wasm = `${kiosk.url}/vision/vision_wasm_internal.wasm`;
+    const first = await fetch(wasm);
+    const etag = first.headers.get('etag');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    expect(etag).toMatch(/^"[^"]+"$/);
+    expect((await first.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000);
+    const again = await fetch(wasm, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+    expect((await again.arrayBuffer()).byteLength).toBe(0);
+    expect((await fetch(wasm, { headers: { 'if-none-match': '"another"' } })).status).toBe(200);
+
+    // Two pages of one profile, unrouted (Playwright's routing turns the browser's cache off), compile
+    // the WebAssembly as MediaPipe's loader does (streaming: what Chromium's code cache keeps): the
+    // second page's copy comes from the browser's cache, no byte of it over the network.
+    const profile = await launchChromiumProfile(path.join(scratch, 'profile'), {});
+    browsers.push(profile);
+    const sent: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const page = await profile.newPage();
+      await page.goto(`${kiosk.url}/`);
+      const bytes: Promise<number>[] = [];
+      page.on('requestfinished', (r) => {
+        if (r.url() === wasm) bytes.push(r.sizes().then((s) => s.responseBodySize));
+      });
+      await page.evaluate(async () => {
+        await WebAssembly.compileStreaming(fetch('/vision/vision_wasm_internal.wasm'));
+      });
+      sent.push(...(await Promise.all(bytes)));
+      await page.close();
+    }
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toBeGreaterThan(1_000_000);
+    expect(sent[1]).toBe(0);
   });
 });

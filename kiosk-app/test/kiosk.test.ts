@@ -15,12 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import QRCode from 'qrcode';
-import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import {
   CHROMIUM,
   chromiumCpuSeconds,
   HAS_CHROMIUM,
-  launchChromium,
+  launchChromiumProfile,
   screenshot,
   writeMjpeg,
 } from '@portico/test-support/chromium';
@@ -151,7 +151,6 @@ async function arrivalsFile(dir: string, name: string, photo: Buffer, awayS = 1,
   return file;
 }
 
-const launch = (camera: string) => launchChromium({ camera });
 /** The middle value (the lower of the two middle ones for an even count). */
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
@@ -161,10 +160,23 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
   let engine: Awaited<ReturnType<typeof sharedFaceEngine>>['engine'];
   let agent: AgentProcess | undefined;
   let kiosk: KioskServer;
+  /**
+   * One Chromium per camera, each with a profile of its own for the whole file, as a kiosk keeps its
+   * profile: the branding cached in localStorage while online is what the attract screen shows offline,
+   * and the detector's WebAssembly is compiled once, not at every page.
+   */
   const browsers: Record<
     'leonard' | 'stranger' | 'qr' | 'far' | 'offCentre' | 'empty' | 'still' | 'arrivals' | 'quiet',
-    Browser
+    BrowserContext
   > = {} as never;
+  const launch = (who: string, camera: string) =>
+    launchChromiumProfile(path.join(scratch, `profile-${who}`), {
+      camera,
+      viewport: { width: 1280, height: 800 },
+      deviceScaleFactor: 1,
+      permissions: ['camera'],
+    });
+  let emptyCamera: string;
   const events: Record<(typeof LANGS)[number], { id: string; publicToken: string }> = {} as never;
   let org: Awaited<ReturnType<typeof integratorOf>>;
   let checkinUrl: string;
@@ -263,30 +275,34 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     );
     kiosk = await startKioskServer({ agentUrl: agent.url, cloudUrl: cloud.url });
     // The camera shows another photo of Leonard than the one enrolled; the stranger is Raj.
-    browsers.leonard = await launch(await cameraFile(scratch, 'leonard', leonard[1]!));
-    browsers.stranger = await launch(await cameraFile(scratch, 'raj', (await photosOf('bbt/raj'))[0]!));
+    browsers.leonard = await launch('leonard', await cameraFile(scratch, 'leonard', leonard[1]!));
+    browsers.stranger = await launch(
+      'stranger',
+      await cameraFile(scratch, 'raj', (await photosOf('bbt/raj'))[0]!),
+    );
     // The face guide's cases: Leonard small in the middle (far away), and large but at the camera's
     // left and low (off-centre: on the guest's right, so "move to your left").
     browsers.far = await launch(
+      'far',
       await cameraFile(scratch, 'far', leonard[1]!, { size: 100, left: 270, top: 190 }),
     );
     browsers.offCentre = await launch(
+      'off-centre',
       await cameraFile(scratch, 'off-centre', leonard[1]!, { size: 220, left: 20, top: 200 }),
     );
     // Nobody in front of the kiosk: the attract screen stays.
-    const empty = path.join(scratch, 'empty.mjpeg');
-    await writeMjpeg(empty, await emptyWall());
-    browsers.empty = await launch(empty);
+    emptyCamera = await writeMjpeg(path.join(scratch, 'empty.mjpeg'), await emptyWall());
+    browsers.empty = await launch('empty', emptyCamera);
     // Bernadette's photo, enlarged to 340 px: the passive model scores it 0.97-1.0 placed so, moving a
     // little or not (a still picture of her, and people arriving at the door).
     const live = (await photosOf('bbt/bernadette'))[1]!;
     const nearer = { size: 340, left: 150, top: 60 };
-    browsers.still = await launch(await cameraFile(scratch, 'still', live, nearer));
-    browsers.arrivals = await launch(await arrivalsFile(scratch, 'arrivals', live));
+    browsers.still = await launch('still', await cameraFile(scratch, 'still', live, nearer));
+    browsers.arrivals = await launch('arrivals', await arrivalsFile(scratch, 'arrivals', live));
     // Nobody for 12 s (long enough for the detector to load, attract to slow down after 5 s and the
     // test to watch it at that pace), then Bernadette for 2 s.
     quietCamera = await arrivalsFile(scratch, 'quiet', live, 12, 2);
-    browsers.quiet = await launch(quietCamera);
+    browsers.quiet = await launch('quiet', quietCamera);
     // The QR code of Leonard's invitation to the English event, held up to the camera.
     const qr = await sharp(await QRCode.toBuffer(checkinUrl, { width: 380, margin: 4 }))
       .extend({ top: 50, bottom: 50, left: 130, right: 130, background: '#ffffff' })
@@ -294,7 +310,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
       .toBuffer();
     const qrCamera = path.join(scratch, 'qr.mjpeg');
     await writeMjpeg(qrCamera, qr);
-    browsers.qr = await launch(qrCamera);
+    browsers.qr = await launch('qr', qrCamera);
   }, 180_000);
 
   afterAll(async () => {
@@ -306,37 +322,19 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
-  // One browser context per camera for the whole file, as a kiosk keeps its profile: the branding cached
-  // in localStorage while online is what the attract screen shows offline.
-  const contexts = new Map<keyof typeof browsers, BrowserContext>();
   /** With `clock`, the page's clock runs as the real one until the test moves it on (`page.clock`). */
   async function open(
     who: keyof typeof browsers,
     lang: (typeof LANGS)[number],
     options: { clock?: boolean } = {},
   ): Promise<Page> {
-    const page = await context(who).newPage();
+    const page = await browsers[who].newPage();
     if (options.clock) await page.clock.install();
     page.on('pageerror', (e) => console.error(`[kiosk page] ${e.message}`));
     await page.goto(`${kiosk.url}/?event=${events[lang].publicToken}`);
     await page.locator('main').first().waitFor();
     return page;
   }
-  function context(who: keyof typeof browsers): BrowserContext {
-    return contexts.get(who)!;
-  }
-  beforeAll(async () => {
-    for (const who of Object.keys(browsers) as (keyof typeof browsers)[]) {
-      contexts.set(
-        who,
-        await browsers[who].newContext({
-          viewport: { width: 1280, height: 800 },
-          deviceScaleFactor: 1,
-          permissions: ['camera'],
-        }),
-      );
-    }
-  });
   /**
    * The attract screen with the event's name and its branding's welcome text, as a kiosk nobody stands
    * at shows it. Before the branding comes (from the cloud, or cached) the name can come from the agent,
@@ -434,7 +432,10 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     }
     // A fresh browser profile (nothing cached) with the cloud down: the event's name comes from the
     // agent's replica, and the page asks the server for nothing it does not have (no favicon.ico).
-    const fresh = await browsers.empty.newContext({ viewport: { width: 1280, height: 800 } });
+    const fresh = await launchChromiumProfile(path.join(scratch, 'profile-fresh'), {
+      camera: emptyCamera,
+      viewport: { width: 1280, height: 800 },
+    });
     const page = await fresh.newPage();
     const missing: string[] = [];
     page.on('response', (r) => void (r.status() === 404 && missing.push(r.url())));
@@ -504,7 +505,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     for (const lang of LANGS) {
       for (const [name, answer] of Object.entries(answers)) {
         const kind = name.replace(/^\d+-/, '');
-        await context('leonard').route('**/agent/events/*/identify', (route) =>
+        await browsers.leonard.route('**/agent/events/*/identify', (route) =>
           route.fulfill({
             status: answer.status,
             contentType: 'application/json',
@@ -521,7 +522,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         }
         await shot(page, `${name}-${lang}`);
         await page.close();
-        await context('leonard').unroute('**/agent/events/*/identify');
+        await browsers.leonard.unroute('**/agent/events/*/identify');
       }
     }
   }, 180_000);
@@ -681,7 +682,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
     ] as const;
     // A face well placed goes on to the look: here the agent's challenge never answers, so the guide's
     // last word stays on screen.
-    await context('leonard').route('**/agent/challenge', () => undefined);
+    await browsers.leonard.route('**/agent/challenge', () => undefined);
     for (const lang of LANGS) {
       for (const c of cases) {
         const page = await open(c.who, lang);
@@ -716,7 +717,7 @@ describe.skipIf(!canRun)('kiosk UI in Chromium with the agent and the cloud', { 
         await page.close();
       }
     }
-    await context('leonard').unroute('**/agent/challenge');
+    await browsers.leonard.unroute('**/agent/challenge');
   }, 180_000);
 
   /**
