@@ -227,9 +227,9 @@ export async function startKioskServer(options: {
  * A file from disk, streamed (the WebAssembly is 13 MB: not kept in memory). Cached by the browser and
  * revalidated at every load (`no-cache` with an ETag of its size and time): a kiosk's profile then keeps
  * the detector's compiled WebAssembly (Chromium's code cache rides on the HTTP cache's entry) and a
- * reload or a restart of the kiosk (Electron's profile, or the Linux box's Chromium profile) skips
- * compiling it again, about a second of CPU on a 2-core box (the README's "Cached by the kiosk's
- * profile"); a file replaced by an update has another ETag.
+ * reload in it (Electron's profile, or the Linux box's Chromium profile) skips compiling it again,
+ * about a second of CPU on a 2-core box (the README's "Cached by the kiosk's profile"); a file
+ * replaced by an update has another ETag.
  */
 async function sendFile(
   req: http.IncomingMessage,
